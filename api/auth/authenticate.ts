@@ -1,0 +1,128 @@
+import jwt, { JwtPayload } from 'jsonwebtoken';
+import { JwksClient } from 'jwks-rsa';
+import type { Config } from '../../lib/config';
+import { hashApiKey } from '../../lib/secrets';
+import type { Db } from '../../db/knex';
+import type { Environment } from '../../db/environments';
+import { ApiError } from '../errors';
+import { fromPermissionMap, PermissionMap } from './permissions';
+
+export interface UserPrincipal {
+  kind: 'user';
+  actorType: 'user' | 'system';
+  userId: string;
+  workspaceId: string;
+}
+
+export interface ApiKeyPrincipal {
+  kind: 'api_key';
+  keyId: string;
+  keyType: 'SECRET' | 'PUBLISHABLE';
+  accountId: string;
+  workspaceId: string;
+  environment: Environment;
+  permissions: ReadonlySet<string>;
+}
+
+export type Principal = UserPrincipal | ApiKeyPrincipal;
+
+export type CredentialKind = 'secret_key' | 'publishable_key' | 'jwt';
+
+/** SPEC: a secret key contains `sk_` within its first 32 characters, a publishable one `pk_`. */
+export function classifyBearer(token: string): CredentialKind {
+  const head = token.slice(0, 32);
+  if (head.includes('sk_')) return 'secret_key';
+  if (head.includes('pk_')) return 'publishable_key';
+  return 'jwt';
+}
+
+export function bearerToken(header: string | undefined): string {
+  if (!header) throw new ApiError('missing_authorization');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw new ApiError('invalid_token', 'The Authorization header must be "Bearer <token>".');
+  return match[1];
+}
+
+export interface Authenticator {
+  authenticate(header: string | undefined, ip: string): Promise<Principal>;
+}
+
+export function createAuthenticator(db: Db, config: Config): Authenticator {
+  const jwks = config.jwt.jwksUrl ? new JwksClient({ jwksUri: config.jwt.jwksUrl, cache: true, rateLimit: true }) : undefined;
+  const provisioned = new Set<string>();
+
+  const keyFor: jwt.GetPublicKeyOrSecret = (header, callback) => {
+    if (config.jwt.secret && header.alg === 'HS256') return callback(null, config.jwt.secret);
+    if (config.jwt.publicKey) return callback(null, config.jwt.publicKey);
+    if (jwks) {
+      jwks.getSigningKey(header.kid).then((k) => callback(null, k.getPublicKey()), (e) => callback(e));
+      return;
+    }
+    callback(new Error('no key for this token'));
+  };
+  const algorithms: jwt.Algorithm[] = [
+    ...(config.jwt.secret ? (['HS256'] as const) : []),
+    ...(config.jwt.publicKey || jwks ? (['RS256', 'ES256'] as const) : []),
+  ];
+
+  async function verifyJwt(token: string): Promise<UserPrincipal> {
+    const claims = await new Promise<JwtPayload>((resolve, reject) => {
+      jwt.verify(
+        token,
+        keyFor,
+        { algorithms, issuer: config.jwt.issuer, audience: config.jwt.audience, complete: false },
+        (err, decoded) => (err ? reject(err) : resolve(decoded as JwtPayload)),
+      );
+    }).catch((err: Error) => {
+      throw err.name === 'TokenExpiredError' ? new ApiError('token_expired') : new ApiError('invalid_token');
+    });
+    const { sub, workspace_id: workspaceId, actor_type: actorType = 'user', exp } = claims as JwtPayload & Record<string, unknown>;
+    if (typeof sub !== 'string' || !sub || typeof workspaceId !== 'string' || !workspaceId || typeof exp !== 'number') {
+      throw new ApiError('invalid_token', 'The token lacks sub, workspace_id or exp.');
+    }
+    if (actorType !== 'user' && actorType !== 'system') throw new ApiError('invalid_token', 'actor_type must be user or system.');
+    await provision(sub, workspaceId);
+    return { kind: 'user', actorType, userId: sub, workspaceId };
+  }
+
+  /** Users and workspaces come into being the first time a valid token names them. */
+  async function provision(userId: string, workspaceId: string): Promise<void> {
+    const id = `${userId}@${workspaceId}`;
+    if (provisioned.has(id)) return;
+    await db('core.workspaces').insert({ id: workspaceId }).onConflict('id').ignore();
+    await db('core.users').insert({ id: userId }).onConflict('id').ignore();
+    provisioned.add(id);
+  }
+
+  async function verifyApiKey(token: string, kind: 'secret_key' | 'publishable_key', ip: string): Promise<ApiKeyPrincipal> {
+    const row = await db('core.api_keys as k')
+      .join('core.accounts as a', 'a.id', 'k.account_id')
+      .where('k.key_hash', hashApiKey(token, config.apiKeyPepper))
+      .first('k.id', 'k.type', 'k.account_id', 'k.environment', 'k.permissions', 'k.status', 'k.deleted', 'k.expires_at',
+        'k.last_used_at', 'a.workspace_id', 'a.deleted as account_deleted');
+    const expired = row?.expires_at && new Date(row.expires_at).getTime() <= Date.now();
+    if (!row || row.deleted || row.account_deleted || row.status !== 'ACTIVE' || expired) throw new ApiError('invalid_api_key');
+    if ((row.type === 'SECRET') !== (kind === 'secret_key')) throw new ApiError('invalid_api_key');
+    // last_used_at is kept to the minute: a write per request would cost more than it tells.
+    if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
+      db('core.api_keys').where({ id: row.id }).update({ last_used_at: db.fn.now(), last_used_ip: ip }).catch(() => {});
+    }
+    return {
+      kind: 'api_key',
+      keyId: row.id,
+      keyType: row.type,
+      accountId: row.account_id,
+      workspaceId: row.workspace_id,
+      environment: row.environment,
+      permissions: fromPermissionMap(row.permissions as PermissionMap),
+    };
+  }
+
+  return {
+    async authenticate(header, ip) {
+      const token = bearerToken(header);
+      const kind = classifyBearer(token);
+      return kind === 'jwt' ? verifyJwt(token) : verifyApiKey(token, kind, ip);
+    },
+  };
+}

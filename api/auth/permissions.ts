@@ -1,0 +1,55 @@
+/**
+ * Permissions are `<scope>:<action>` (DESIGN §3). An api_key stores them as { scope: [actions] }.
+ */
+export const PERMISSION_CATALOGUE = {
+  'account': ['read'],
+  'account:api:key': ['create', 'read', 'update', 'delete'],
+  'account:membership': ['create', 'read', 'delete'],
+  'customer': ['read', 'write'],
+  'payment': ['read', 'create', 'confirm', 'capture', 'cancel'],
+  'refund': ['read', 'create'],
+  'routing': ['read', 'write'],
+  'webhook': ['read', 'write'],
+  'notification': ['read', 'write'],
+  'event': ['read'],
+} as const;
+
+type Catalogue = typeof PERMISSION_CATALOGUE;
+export type Permission = { [S in keyof Catalogue]: `${S}:${Catalogue[S][number]}` }[keyof Catalogue];
+export type PermissionMap = Record<string, string[]>;
+
+export const ALL_PERMISSIONS: Permission[] = Object.entries(PERMISSION_CATALOGUE).flatMap(([scope, actions]) =>
+  actions.map((a) => `${scope}:${a}` as Permission),
+);
+
+export function toPermissionMap(perms: Iterable<string>): PermissionMap {
+  const map: PermissionMap = {};
+  for (const p of perms) {
+    const i = p.lastIndexOf(':');
+    (map[p.slice(0, i)] ??= []).push(p.slice(i + 1));
+  }
+  return map;
+}
+
+export function fromPermissionMap(map: PermissionMap): Set<string> {
+  return new Set(Object.entries(map).flatMap(([scope, actions]) => actions.map((a) => `${scope}:${a}`)));
+}
+
+/** Entries of a permission map that are not in the catalogue, as `scope:action` strings. */
+export function unknownPermissions(map: PermissionMap): string[] {
+  const known = new Set<string>(ALL_PERMISSIONS);
+  return [...fromPermissionMap(map)].filter((p) => !known.has(p));
+}
+
+export type Role = 'OWNER' | 'ADMIN' | 'DEVELOPER' | 'VIEWER';
+export const ROLES: Role[] = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'];
+
+const READS = ALL_PERMISSIONS.filter((p) => p.endsWith(':read'));
+const DEVELOPER_EXCLUDED = new Set<Permission>(['account:membership:create', 'account:membership:delete', 'account:api:key:delete']);
+
+export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<string>> = {
+  OWNER: new Set(ALL_PERMISSIONS),
+  ADMIN: new Set(ALL_PERMISSIONS),
+  DEVELOPER: new Set(ALL_PERMISSIONS.filter((p) => !DEVELOPER_EXCLUDED.has(p))),
+  VIEWER: new Set(READS),
+};

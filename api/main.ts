@@ -1,0 +1,40 @@
+import { createServer } from 'node:http';
+import { loadConfig } from '../lib/config';
+import { logger } from '../lib/logger';
+import { createDb } from '../db/knex';
+import { createApp } from './app';
+import { createApiDeps } from './server';
+import { purgeExpiredIdempotencyKeys } from './middleware/idempotency';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start sets it)');
+  const db = createDb(config.databaseUrl, { max: 20 });
+  const deps = createApiDeps(db, config, config.temporal.address ?? 'localhost:7233');
+  const server = createServer(createApp(deps).callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  logger.info({ port: config.port }, 'api listening');
+
+  const purge = setInterval(() => purgeExpiredIdempotencyKeys(db).catch((err) => logger.warn({ err }, 'idempotency purge failed')), 60 * 60 * 1000);
+  purge.unref();
+
+  // Graceful shutdown: stop accepting, let in-flight requests finish, then close the pools.
+  const stop = async () => {
+    logger.info('api stopping');
+    clearInterval(purge);
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await db.destroy();
+    const client = await deps.temporal().catch(() => undefined);
+    await client?.connection.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err) => {
+  logger.error({ err }, 'api failed to start');
+  process.exit(1);
+});

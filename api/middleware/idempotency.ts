@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import type Koa from 'koa';
+import stableStringify from 'fast-json-stable-stringify';
+import type { Db } from '../../db/knex';
+import { ApiError, errorBody } from '../errors';
+import { toApiError } from './errors';
+import type { Principal } from '../auth/authenticate';
+
+const MAX_KEY_LENGTH = 255;
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A request that has held its key this long is presumed dead (its process crashed): the key is free again. */
+const STALE_LOCK_MS = 5 * 60 * 1000;
+
+/** Keys are scoped to the caller's account (for a user token: the named account, else the user). */
+function scopeOf(principal: Principal, accountId: unknown): string {
+  if (principal.kind === 'api_key') return `acct:${principal.accountId}`;
+  return typeof accountId === 'string' && accountId ? `acct:${accountId}|usr:${principal.userId}` : `usr:${principal.userId}`;
+}
+
+function requestHash(ctx: Koa.Context): string {
+  return createHash('sha256')
+    .update(stableStringify({ method: ctx.method, path: ctx.path, query: ctx.query, body: ctx.request.body ?? {} }))
+    .digest('hex');
+}
+
+/**
+ * Idempotency-Key on every POST (DESIGN §2): the first request with a key runs and its response is
+ * stored; a retry with the same body gets that response back (`Idempotent-Replayed: true`); a retry
+ * while the first still runs gets 409; the same key with another body gets 422. The key is claimed with
+ * one INSERT … ON CONFLICT, so concurrent arrivals cannot both run.
+ */
+export function idempotency(db: Db): Koa.Middleware {
+  return async (ctx, next) => {
+    const key = ctx.get('Idempotency-Key');
+    if (ctx.method !== 'POST' || !key) return next();
+    if (key.length > MAX_KEY_LENGTH) {
+      throw ApiError.validation([{ path: 'header/Idempotency-Key', message: `must be at most ${MAX_KEY_LENGTH} characters` }]);
+    }
+    const scope = scopeOf(ctx.state.principal as Principal, ctx.query.account_id);
+    const hash = requestHash(ctx);
+
+    const claimed = await claim(db, scope, key, hash);
+    if (!claimed) {
+      const row = await db('core.idempotency_keys').where({ scope, key }).first();
+      if (!row) throw new ApiError('idempotency_key_in_use'); // released between our two statements
+      if (row.request_hash !== hash) throw new ApiError('idempotency_key_reused');
+      if (row.state !== 'done') throw new ApiError('idempotency_key_in_use');
+      ctx.status = row.response_status;
+      ctx.set(row.response_headers ?? {});
+      ctx.set('Idempotent-Replayed', 'true');
+      ctx.body = row.response_body;
+      return;
+    }
+
+    try {
+      await next();
+    } catch (err) {
+      const apiError = toApiError(err, ctx.state.requestId);
+      // Client errors are the answer to this request and are kept; server errors, conflicts and rate
+      // limits are not, so that a retry can still succeed.
+      if (apiError.status >= 500 || apiError.status === 409 || apiError.status === 429) {
+        await db('core.idempotency_keys').where({ scope, key }).del();
+      } else {
+        await store(db, scope, key, apiError.status, errorBody(apiError), apiError.headers);
+      }
+      throw apiError;
+    }
+    if (ctx.status >= 500) await db('core.idempotency_keys').where({ scope, key }).del();
+    else await store(db, scope, key, ctx.status, ctx.body, {});
+  };
+}
+
+async function claim(db: Db, scope: string, key: string, hash: string): Promise<boolean> {
+  const now = Date.now();
+  const inserted = await db.raw(
+    `INSERT INTO core.idempotency_keys (scope, key, request_hash, state, locked_at, created_at, expires_at)
+     VALUES (?, ?, ?, 'in_progress', now(), now(), ?)
+     ON CONFLICT (scope, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, state = 'in_progress', response_status = NULL,
+           response_body = NULL, response_headers = NULL, locked_at = now(), created_at = now(),
+           expires_at = EXCLUDED.expires_at
+       WHERE core.idempotency_keys.expires_at < now()
+          OR (core.idempotency_keys.state = 'in_progress' AND core.idempotency_keys.locked_at < ?)
+     RETURNING key`,
+    [scope, key, hash, new Date(now + RETENTION_MS), new Date(now - STALE_LOCK_MS)],
+  );
+  return inserted.rows.length === 1;
+}
+
+async function store(db: Db, scope: string, key: string, status: number, body: unknown, headers: Record<string, string>) {
+  await db('core.idempotency_keys')
+    .where({ scope, key })
+    .update({ state: 'done', response_status: status, response_body: JSON.stringify(body ?? null), response_headers: JSON.stringify(headers) });
+}
+
+/** Drops keys past their 24 h retention; run periodically by the API process. */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  return db('core.idempotency_keys').where('expires_at', '<', db.fn.now()).del();
+}

@@ -1,0 +1,37 @@
+import type Koa from 'koa';
+import { ulid } from 'ulid';
+import { logger } from '../../lib/logger';
+
+const CLIENT_REQUEST_ID = /^[\w.:-]{1,200}$/;
+const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
+
+/**
+ * Gives every request an id (echoed from X-Request-Id when the client sent a sane one) and a trace id
+ * (from a W3C traceparent when present), and logs one structured line when the response is done.
+ */
+export function requestContext(): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const given = ctx.get('X-Request-Id');
+    const requestId = CLIENT_REQUEST_ID.test(given) ? given : `req_${ulid()}`;
+    const traceId = TRACEPARENT.exec(ctx.get('traceparent'))?.[1] ?? ulid().toLowerCase();
+    ctx.state.requestId = requestId;
+    ctx.state.traceId = traceId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const principal = ctx.state.principal;
+      logger.info({
+        request_id: requestId,
+        trace_id: traceId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        actor: principal ? (principal.kind === 'api_key' ? principal.keyId : principal.userId) : undefined,
+        reason: ctx.state.errorReason,
+      }, 'request');
+    }
+  };
+}

@@ -1,0 +1,124 @@
+import type Koa from 'koa';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { ApiDeps } from './deps';
+import { ApiError } from './errors';
+import type { Principal } from './auth/authenticate';
+import { Access } from './auth/access';
+import type { Permission } from './auth/permissions';
+import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Empty = TObject<{}>;
+
+export interface HandlerArgs<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  /** Account resolution with this route's permission check built in. */
+  access: Access;
+  deps: ApiDeps;
+  ctx: Koa.Context;
+}
+
+export interface HandlerResult {
+  data?: unknown;
+  message?: string;
+  /** Paginated lists: total matching rows; page and limit come from the query. */
+  total?: number;
+}
+
+export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObject> {
+  method: Method;
+  /** Koa-style path below /v1, e.g. `/payments/:id`. */
+  path: string;
+  tag: string;
+  summary: string;
+  /**
+   * The permission this route needs on its account, enforced by `access.forAccount/forResource`, or
+   * null for routes that are not about one account (the account list, the provider catalogue).
+   */
+  permission: Permission | null;
+  /** Publishable keys may call this route (DESIGN §3: GET payment, confirm). */
+  publishable?: boolean;
+  /** Only the system actor may call this route. */
+  systemOnly?: boolean;
+  /** Only JWT users (not API keys) may call this route. */
+  userOnly?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** The `data` schema of a success, for the OpenAPI document. */
+  response?: TSchema;
+  status?: 200 | 201;
+  envelope?: 'data' | 'void' | 'paginated';
+  message: string;
+  handler(args: HandlerArgs<Static<P>, Static<Q>, Static<B>>): Promise<HandlerResult>;
+}
+
+export interface Route extends RouteSpec<any, any, any> {
+  validate: { params?: Validator<unknown>; query?: Validator<unknown>; body?: Validator<unknown> };
+}
+
+/** Declares a route once: its validation, its permission, its envelope and its OpenAPI entry. */
+export function defineRoute<P extends TObject = Empty, Q extends TObject = Empty, B extends TObject = Empty>(
+  spec: RouteSpec<P, Q, B>,
+): Route {
+  return {
+    ...(spec as RouteSpec<any, any, any>),
+    validate: {
+      params: spec.params && paramsValidator(spec.params),
+      query: spec.query && queryValidator(spec.query),
+      body: spec.body && bodyValidator(spec.body),
+    },
+  };
+}
+
+const EMPTY_OBJECT_BODY = bodyValidator<Record<string, never>>(Type.Object({}, { additionalProperties: false }));
+
+/** The Koa middleware that runs one route: checks, validation, handler, envelope. */
+export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
+  return async (ctx) => {
+    const principal = ctx.state.principal as Principal;
+    if (principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE' && !route.publishable) {
+      throw new ApiError('publishable_key_not_allowed');
+    }
+    if (route.systemOnly && !(principal.kind === 'user' && principal.actorType === 'system')) {
+      throw new ApiError('system_actor_required');
+    }
+    if (route.userOnly && principal.kind !== 'user') {
+      throw new ApiError('insufficient_permissions', 'This needs a user token, not an API key.', { required: 'user_token' });
+    }
+    const params = route.validate.params ? route.validate.params({ ...ctx.params }) : {};
+    const query = route.validate.query ? route.validate.query({ ...ctx.query }) : rejectQuery(ctx);
+    const hasBody = route.method !== 'get' && route.method !== 'delete';
+    const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
+
+    const result = await route.handler({
+      params, query, body, principal, access: new Access(deps.db, principal, route.permission), deps, ctx,
+    } as HandlerArgs<any, any, any>);
+
+    ctx.status = route.status ?? 200;
+    const envelope: Record<string, unknown> = { message: result.message ?? route.message, success: true };
+    if (route.envelope !== 'void') envelope.data = result.data;
+    if (route.envelope === 'paginated') {
+      const { page = 1, limit = 10 } = query as { page?: number; limit?: number };
+      const total = result.total ?? 0;
+      Object.assign(envelope, { total, page, limit, pages: Math.ceil(total / limit) });
+    }
+    ctx.body = envelope;
+  };
+}
+
+function rejectQuery(ctx: Koa.Context): Record<string, never> {
+  const unknown = Object.keys(ctx.query);
+  if (unknown.length) {
+    throw ApiError.validation(unknown.map((k) => ({ path: `query/${k}`, message: 'is not a known field' })), 'unknown_field');
+  }
+  return {};
+}
+
+/** `/payments/:id` → `/payments/{id}` for OpenAPI. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_]+)/g, '{$1}');
+}

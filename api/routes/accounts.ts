@@ -1,0 +1,119 @@
+import { Type } from '@sinclair/typebox';
+import { createAccount, settingsByAccount } from '../../db/repositories/accounts';
+import { serializeAccount, serializeApiKey } from '../../db/serialize';
+import { ApiError } from '../errors';
+import { defineRoute } from '../route';
+import { Country, Currency, Id, Metadata, Obj, Resource } from '../schemas';
+import { ALL_PERMISSIONS, toPermissionMap } from '../auth/permissions';
+import type { UserPrincipal } from '../auth/authenticate';
+
+const TimeZone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone name, e.g. Europe/Berlin' });
+
+const AccountSchema = Resource('account', {
+  id: Type.String(), user_id: Type.String(), workspace_id: Type.String(), name: Type.String(),
+  country: Type.Union([Type.String(), Type.Null()]), currency: Type.Union([Type.String(), Type.Null()]),
+  timezone: Type.Union([Type.String(), Type.Null()]), environment: Type.Union([Type.Literal('production'), Type.Literal('sandbox')]),
+  prod_account_id: Type.Union([Type.String(), Type.Null()]),
+  settings: Type.Array(Resource('account_setting', { id: Type.String(), key: Type.String(), value: Type.String() })),
+  deleted: Type.Boolean(), metadata: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Type.Union([Type.String(), Type.Null()]), updated_at: Type.Union([Type.String(), Type.Null()]),
+});
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const accountRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/accounts',
+    tag: 'Accounts',
+    summary: 'Create a production account, or a sandbox account linked to one',
+    permission: null,
+    userOnly: true,
+    status: 201,
+    message: 'Account created',
+    query: Obj({
+      sandbox_mode: Type.Optional(Type.Boolean()),
+      prod_account_id: Type.Optional(Id('acct')),
+    }),
+    body: Obj({
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      country: Type.Optional(Country),
+      currency: Type.Optional(Currency),
+      timezone: Type.Optional(TimeZone),
+      metadata: Type.Optional(Metadata),
+    }),
+    response: AccountSchema,
+    async handler({ query, body, principal, deps }) {
+      const user = principal as UserPrincipal;
+      if (body.timezone && !isTimeZone(body.timezone)) {
+        throw ApiError.validation([{ path: 'body/timezone', message: 'is not a known time zone' }]);
+      }
+      let workspaceId = user.workspaceId;
+      if (query.sandbox_mode) {
+        if (!query.prod_account_id) throw new ApiError('prod_account_id_required');
+        const prod = await deps.db('core.accounts').where({ id: query.prod_account_id, deleted: false }).first();
+        const membership = prod && await deps.db('core.account_memberships').where({ account_id: prod.id, user_id: user.userId }).first('role');
+        const owns = user.actorType === 'system' || (membership && ['OWNER', 'ADMIN'].includes(membership.role));
+        if (!prod || !owns) throw new ApiError('account_access_denied', 'prod_account_id names no production account of yours.');
+        if (prod.environment !== 'production') {
+          throw ApiError.validation([{ path: 'query/prod_account_id', message: 'must name a production account' }]);
+        }
+        workspaceId = prod.workspace_id;
+      } else if (query.prod_account_id) {
+        throw ApiError.validation([{ path: 'query/prod_account_id', message: 'is only for sandbox accounts (sandbox_mode=true)' }]);
+      }
+      const { account, keys } = await createAccount(deps.db, deps.config.apiKeyPepper, {
+        userId: user.userId,
+        workspaceId,
+        name: body.name,
+        country: body.country,
+        currency: body.currency,
+        timezone: body.timezone,
+        environment: query.sandbox_mode ? 'sandbox' : 'production',
+        prodAccountId: query.sandbox_mode ? query.prod_account_id : undefined,
+        metadata: body.metadata,
+        managedKeyPermissions: toPermissionMap(ALL_PERMISSIONS),
+      });
+      return { data: { ...serializeAccount(account), api_keys: keys.map((k) => serializeApiKey(k.row, k.plaintext)) } };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/accounts',
+    tag: 'Accounts',
+    summary: 'List every account the caller may access, production and sandbox',
+    permission: null,
+    message: 'Accounts retrieved',
+    response: Type.Array(AccountSchema),
+    async handler({ access, deps }) {
+      const ids = await access.visibleAccountIds();
+      const rows = ids.length ? await deps.db('core.accounts').whereIn('id', ids).orderBy('created_at', 'desc').orderBy('id', 'desc') : [];
+      const settings = await settingsByAccount(deps.db, ids);
+      return { data: rows.map((r) => serializeAccount(r, settings.get(r.id))) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/accounts/:id',
+    tag: 'Accounts',
+    summary: 'Get one account',
+    permission: 'account:read',
+    message: 'Account retrieved',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    response: AccountSchema,
+    async handler({ params, access, deps }) {
+      const { account } = await access.forResource(params.id, 'account');
+      const settings = await settingsByAccount(deps.db, [account.id]);
+      return { data: serializeAccount(account, settings.get(account.id)) };
+    },
+  }),
+];

@@ -1,0 +1,7 @@
+import type { Route } from '../route';
+import { accountRoutes } from './accounts';
+
+/** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
+export const ROUTES: Route[] = [
+  ...accountRoutes,
+];

@@ -1,0 +1,23 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../lib/config';
+import { connectClient } from '../lib/temporal';
+import type { Db } from '../db/knex';
+import { createAuthenticator } from './auth/authenticate';
+import type { ApiDeps } from './deps';
+
+/** API dependencies from config: the Temporal client connects on first use and reconnects after a failure. */
+export function createApiDeps(db: Db, config: Config, temporalAddress: string): ApiDeps {
+  let client: Promise<Client> | undefined;
+  return {
+    db,
+    config,
+    auth: createAuthenticator(db, config),
+    temporal() {
+      client ??= connectClient(config, temporalAddress).catch((err) => {
+        client = undefined;
+        throw err;
+      });
+      return client;
+    },
+  };
+}

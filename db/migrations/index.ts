@@ -1,0 +1,17 @@
+import type { Knex } from 'knex';
+import * as core from './001_core';
+import * as environments from './002_environments';
+
+interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
+
+// Migrations are imported statically so the same list runs from TypeScript sources (tests) and dist/.
+const MIGRATIONS: [string, Migration][] = [
+  ['001_core', core],
+  ['002_environments', environments],
+];
+
+export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
+  getMigrations: async () => MIGRATIONS,
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};

@@ -1,0 +1,114 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { randomSecret } from './secrets';
+
+/** The repository root, found from this file whether it runs from source or from dist/. */
+export const ROOT_DIR = (() => {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) return process.cwd();
+    dir = up;
+  }
+  return dir;
+})();
+
+export interface Config {
+  env: 'development' | 'test' | 'production';
+  port: number;
+  dataDir: string;
+  databaseUrl?: string;
+  temporal: {
+    address?: string;
+    namespace: string;
+    apiKey?: string;
+    tls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
+    uiUrl: string;
+  };
+  jwt: { secret?: string; publicKey?: string; jwksUrl?: string; issuer?: string; audience?: string };
+  vaultKey: string;
+  apiKeyPepper: string;
+  simulatorUrl?: string;
+  webhookAllowPrivate: boolean;
+  webhookRetrySchedule?: string;
+  authExpiry: string;
+  paymentExpiry: string;
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Development secrets are generated once into .data/secrets.json so that restarts keep working keys,
+ * sessions and encrypted data. Production never gets them: it must be configured explicitly.
+ */
+function devSecrets(dataDir: string): { jwtSecret: string; vaultKey: string; apiKeyPepper: string } {
+  const file = join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = { jwtSecret: randomSecret(32), vaultKey: randomSecret(32), apiKeyPepper: randomSecret(32) };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const mode = (env.NODE_ENV === 'production' || env.NODE_ENV === 'test' ? env.NODE_ENV : 'development') as Config['env'];
+  const dataDir = resolve(ROOT_DIR, env.SB_DATA_DIR ?? '.data');
+  const production = mode === 'production';
+  const dev = production ? undefined : devSecrets(dataDir);
+
+  const jwt = {
+    secret: env.JWT_SECRET || (env.JWT_PUBLIC_KEY || env.JWKS_URL ? undefined : dev?.jwtSecret),
+    publicKey: env.JWT_PUBLIC_KEY?.replace(/\\n/g, '\n') || undefined,
+    jwksUrl: env.JWKS_URL || undefined,
+    issuer: env.JWT_ISSUER || undefined,
+    audience: env.JWT_AUDIENCE || undefined,
+  };
+  const vaultKey = env.VAULT_KEY || dev?.vaultKey;
+  const apiKeyPepper = env.API_KEY_PEPPER || dev?.apiKeyPepper;
+  if (production) {
+    const missing = [
+      !jwt.secret && !jwt.publicKey && !jwt.jwksUrl && 'JWT_SECRET / JWT_PUBLIC_KEY / JWKS_URL',
+      !vaultKey && 'VAULT_KEY',
+      !apiKeyPepper && 'API_KEY_PEPPER',
+    ].filter(Boolean);
+    if (missing.length) throw new ConfigError(`NODE_ENV=production needs ${missing.join(', ')}`);
+  }
+  if (Buffer.from(vaultKey!, 'base64').length !== 32) throw new ConfigError('VAULT_KEY must be 32 bytes, base64');
+
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT is not a port: ${env.PORT}`);
+
+  return {
+    env: mode,
+    port,
+    dataDir,
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporal: {
+      address: env.TEMPORAL_ADDRESS || undefined,
+      namespace: env.TEMPORAL_NAMESPACE || 'default',
+      apiKey: env.TEMPORAL_API_KEY || undefined,
+      tls: env.TEMPORAL_TLS_CERT || env.TEMPORAL_API_KEY || bool(env.TEMPORAL_TLS, false)
+        ? {
+            certPath: env.TEMPORAL_TLS_CERT || undefined,
+            keyPath: env.TEMPORAL_TLS_KEY || undefined,
+            caPath: env.TEMPORAL_TLS_CA || undefined,
+            serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined,
+          }
+        : undefined,
+      uiUrl: (env.TEMPORAL_UI_URL || 'http://localhost:8233').replace(/\/$/, ''),
+    },
+    jwt,
+    vaultKey: vaultKey!,
+    apiKeyPepper: apiKeyPepper!,
+    simulatorUrl: env.SIMULATOR_URL || undefined,
+    webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE, !production),
+    webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE || undefined,
+    authExpiry: env.AUTH_EXPIRY || '7d',
+    paymentExpiry: env.PAYMENT_EXPIRY || '24h',
+  };
+}

@@ -1,0 +1,72 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { createDb, migrate } from '../../db/knex';
+import { startEmbeddedPostgres } from '../../db/embedded';
+import { startLocalTemporal } from '../../lib/temporal';
+
+const TMP = join(__dirname, '..', '.tmp');
+
+/**
+ * The whole suite runs against a real Postgres (a fresh database per run, on DATABASE_URL's server,
+ * or an embedded one when none is configured) and a real, ephemeral Temporal dev server.
+ */
+export default async function setup(project: { provide<K extends keyof ProvidedContext>(key: K, value: ProvidedContext[K]): void }) {
+  mkdirSync(TMP, { recursive: true });
+  const stops: (() => Promise<unknown>)[] = [];
+
+  const [databaseUrl, temporal, bundlePath] = await Promise.all([
+    (async () => {
+      let serverUrl = process.env.DATABASE_URL;
+      if (!serverUrl) {
+        const pg = await startEmbeddedPostgres(join(TMP, 'embedded'), 54330, 'postgres');
+        stops.push(pg.stop);
+        serverUrl = pg.url;
+      }
+      const name = `switchboard_test_${Date.now()}_${process.pid}`;
+      const admin = createDb(serverUrl, { max: 1 });
+      await admin.raw(`CREATE DATABASE "${name}"`);
+      const url = new URL(serverUrl);
+      url.pathname = `/${name}`;
+      const db = createDb(url.toString(), { max: 2 });
+      await migrate(db);
+      await db.destroy();
+      stops.push(async () => {
+        await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await admin.destroy();
+      });
+      return url.toString();
+    })(),
+    startLocalTemporal({}),
+    (async () => {
+      const { code } = await bundleWorkflowCode({ workflowsPath: join(__dirname, '..', '..', 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
+      const path = join(TMP, `workflow-bundle-${process.pid}.js`);
+      writeFileSync(path, code);
+      stops.push(async () => rmSync(path, { force: true }));
+      return path;
+    })(),
+  ]);
+  stops.push(temporal.stop);
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('temporalAddress', temporal.address);
+  project.provide('workflowBundlePath', bundlePath);
+
+  return async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+  };
+}
+
+interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    workflowBundlePath: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    workflowBundlePath: string;
+  }
+}

@@ -1,0 +1,26 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../lib/config';
+import { logger } from '../lib/logger';
+import { connectionOptions } from '../lib/temporal';
+import { createDb } from '../db/knex';
+import { createWorkers } from './worker';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start sets it)');
+  const db = createDb(config.databaseUrl, { max: 20 });
+  const address = config.temporal.address ?? 'localhost:7233';
+  const connection = await NativeConnection.connect(connectionOptions(config, address));
+  const workers = await createWorkers({ db, config, connection, namespace: config.temporal.namespace });
+  logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue) }, 'worker started');
+  // Worker.run resolves after SIGINT/SIGTERM once in-flight activities and tasks have drained.
+  await Promise.all(workers.map((w) => w.run()));
+  await connection.close();
+  await db.destroy();
+  logger.info('worker stopped');
+}
+
+main().catch((err) => {
+  logger.error({ err }, 'worker failed');
+  process.exit(1);
+});
