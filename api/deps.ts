@@ -2,12 +2,15 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Db } from '../db/knex';
 import type { Authenticator } from './auth/authenticate';
+import type { Vault } from '../lib/vault';
 
 /** Everything the API needs, handed in by main.ts or by a test. */
 export interface ApiDeps {
   db: Db;
   config: Config;
   auth: Authenticator;
+  /** Encryption at rest (cards, CVCs, provider credentials). */
+  vault: Vault;
   /** The Temporal client, connected on first use; rejects when Temporal is unreachable. */
   temporal(): Promise<Client>;
 }

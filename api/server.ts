@@ -4,6 +4,7 @@ import { connectClient } from '../lib/temporal';
 import type { Db } from '../db/knex';
 import { createAuthenticator } from './auth/authenticate';
 import type { ApiDeps } from './deps';
+import { Vault } from '../lib/vault';
 
 /** API dependencies from config: the Temporal client connects on first use and reconnects after a failure. */
 export function createApiDeps(db: Db, config: Config, temporalAddress: string): ApiDeps {
@@ -12,6 +13,7 @@ export function createApiDeps(db: Db, config: Config, temporalAddress: string): 
     db,
     config,
     auth: createAuthenticator(db, config),
+    vault: new Vault(config.vaultKey),
     temporal() {
       client ??= connectClient(config, temporalAddress).catch((err) => {
         client = undefined;

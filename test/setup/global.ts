@@ -19,7 +19,7 @@ export default async function setup(project: { provide<K extends keyof ProvidedC
     (async () => {
       let serverUrl = process.env.DATABASE_URL;
       if (!serverUrl) {
-        const pg = await startEmbeddedPostgres(join(TMP, 'embedded'), 54330, 'postgres');
+        const pg = await startEmbeddedPostgres(join(TMP, 'embedded'), Number(process.env.SB_TEST_PG_PORT ?? 54330), 'postgres');
         stops.push(pg.stop);
         serverUrl = pg.url;
       }
