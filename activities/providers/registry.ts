@@ -1,0 +1,53 @@
+// The built-in provider adapters by identifier. Adding a real processor is one folder under
+// activities/providers/ and one line in ADAPTERS.
+
+import { createSandboxAdapter } from './sandbox';
+import { ProviderAdapter } from './types';
+
+export interface AdapterOptions {
+  /** The sandbox simulator's base URL (SIMULATOR_URL). */
+  simulatorUrl?: string;
+  /** How long a provider call may wait for its answer before the outcome is `unknown`. */
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:4010';
+
+const ADAPTERS: Record<string, (options: AdapterOptions) => ProviderAdapter> = {
+  sandbox: (options) => createSandboxAdapter({
+    baseUrl: options.simulatorUrl ?? DEFAULT_SIMULATOR_URL,
+    timeoutMs: options.requestTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs,
+  }),
+};
+
+export class UnknownProviderAdapterError extends Error {
+  readonly reason = 'unknown_provider_adapter';
+  constructor(readonly identifier: string) {
+    super(`no provider adapter "${identifier}" (known: ${adapterIdentifiers().join(', ')})`);
+  }
+}
+
+export function adapterIdentifiers(): string[] {
+  return Object.keys(ADAPTERS);
+}
+
+export function isAdapterIdentifier(identifier: string): boolean {
+  return Object.hasOwn(ADAPTERS, identifier);
+}
+
+// One adapter per identifier and options, so connection pools are shared rather than leaked per call.
+const instances = new Map<string, ProviderAdapter>();
+
+/** The adapter for a provider's `identifier`; throws UnknownProviderAdapterError for an unknown one. */
+export function getAdapter(identifier: string, options: AdapterOptions = {}): ProviderAdapter {
+  if (!isAdapterIdentifier(identifier)) throw new UnknownProviderAdapterError(identifier);
+  const cacheKey = `${identifier} ${JSON.stringify([options.simulatorUrl, options.requestTimeoutMs, options.connectTimeoutMs])}`;
+  let adapter = instances.get(cacheKey);
+  if (!adapter) {
+    adapter = ADAPTERS[identifier](options);
+    instances.set(cacheKey, adapter);
+  }
+  return adapter;
+}

@@ -1,0 +1,253 @@
+// The `sandbox` adapter: speaks the simulator's processor API over HTTP (undici) and normalizes every
+// answer to a ProviderOutcome. The PAN goes into the authorize request body and nowhere else.
+
+import { Agent, request } from 'undici';
+import { redactSecrets } from '../exchange';
+import {
+  Approved, AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, GetStatusInput, GetStatusOutput,
+  OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
+  RefundInput, RefundOutput, TransportError, UnknownOutcome, VoidInput, VoidOutput,
+} from '../types';
+import { SANDBOX_CAPABILITIES, SANDBOX_DEFAULT_METHODS, SANDBOX_IDENTIFIER, SandboxCredentials, SandboxCredentialsSchema } from './catalogue';
+import { declineDecision } from './decline-codes';
+
+export interface SandboxAdapterOptions {
+  /** Where the simulator listens, e.g. http://127.0.0.1:4010. */
+  baseUrl: string;
+  /**
+   * How long to wait for an answer once a request is sent; past it the outcome is `unknown`.
+   * undici checks it on a coarse clock, so it fires up to about a second late.
+   */
+  timeoutMs?: number;
+  /** How long to wait for a connection; past it nothing was sent, so it is a `transport_error`. */
+  connectTimeoutMs?: number;
+}
+
+export interface SandboxAdapter extends ProviderAdapter {
+  /** Closes pooled connections (tests, shutdown). */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+
+// Errors raised before the request could reach the simulator: safe to retry or to try another provider.
+// Anything else after sending (timeouts, resets) leaves the outcome unknown.
+const NOT_DELIVERED = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_INVALID_ARG',
+]);
+
+interface Call {
+  operation: ProviderOperation;
+  idempotencyKey: string;
+  method: 'GET' | 'POST';
+  path: string;
+  credentials: ProviderCredentials;
+  body?: Record<string, unknown>;
+  /** What the exchange record shows of the body: an allow-list, never the card. */
+  summary?: Record<string, unknown>;
+}
+
+type Reply =
+  | { answered: true; status: number; body: unknown; exchange: Omit<ProviderExchange, 'outcome'> }
+  | { answered: false; failure: TransportError | UnknownOutcome; exchange: Omit<ProviderExchange, 'outcome'> };
+
+export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAdapter {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const agent = new Agent({
+    connect: { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+
+  async function send(call: Call): Promise<Reply> {
+    const credentials = call.credentials as SandboxCredentials;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${credentials.api_key ?? ''}`,
+      accept: 'application/json',
+    };
+    if (call.method === 'POST') {
+      headers['content-type'] = 'application/json';
+      headers['idempotency-key'] = call.idempotencyKey;
+    }
+    if (credentials.simulate) headers['x-simulate'] = JSON.stringify(credentials.simulate);
+
+    const startedAt = new Date();
+    const started = performance.now();
+    const exchange = (): Omit<ProviderExchange, 'outcome'> => ({
+      operation: call.operation,
+      idempotency_key: call.idempotencyKey,
+      request: { method: call.method, path: call.path, ...(call.summary ? { body: call.summary } : {}) },
+      started_at: startedAt.toISOString(),
+      duration_ms: Math.round(performance.now() - started),
+    });
+
+    try {
+      const response = await request(`${baseUrl}${call.path}`, {
+        method: call.method,
+        headers,
+        body: call.body ? JSON.stringify(call.body) : undefined,
+        dispatcher: agent,
+      });
+      const text = await response.body.text();
+      const body = parseJson(text);
+      return { answered: true, status: response.statusCode, body, exchange: { ...exchange(), response: { status: response.statusCode, body: redactSecrets(body) } } };
+    } catch (err) {
+      const code = errorCode(err);
+      const error = `${code ?? 'error'}: ${err instanceof Error ? err.message : String(err)}`;
+      const failure: TransportError | UnknownOutcome = code && NOT_DELIVERED.has(code) ? { kind: 'transport_error', error } : { kind: 'unknown', error };
+      return { answered: false, failure, exchange: { ...exchange(), error } };
+    }
+  }
+
+  async function operate(call: Call): Promise<OperationOutput> {
+    const reply = await send(call);
+    const outcome = reply.answered ? outcomeOf(reply.status, reply.body) : reply.failure;
+    return { outcome, exchange: record(reply.exchange, outcome) };
+  }
+
+  return {
+    identifier: SANDBOX_IDENTIFIER,
+    capabilities: SANDBOX_CAPABILITIES,
+    defaultMethods: SANDBOX_DEFAULT_METHODS,
+    credentialsSchema: SandboxCredentialsSchema,
+
+    authorize(input: AuthorizeInput): Promise<AuthorizeOutput> {
+      const { card } = input;
+      return operate({
+        operation: 'authorize',
+        idempotencyKey: input.idempotencyKey,
+        method: 'POST',
+        path: '/v1/charges',
+        credentials: input.credentials,
+        body: {
+          amount: input.amount,
+          currency: input.currency,
+          installments: input.installments,
+          card: { number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, ...(card.cvc ? { cvc: card.cvc } : {}) },
+          ...(input.metadata ? { metadata: input.metadata } : {}),
+        },
+        summary: { amount: input.amount, currency: input.currency, installments: input.installments, card: { last4: card.number.slice(-4) } },
+      });
+    },
+
+    capture(input: CaptureInput): Promise<CaptureOutput> {
+      const body = input.amount === undefined ? {} : { amount: input.amount };
+      return operate({ operation: 'capture', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/capture`, credentials: input.credentials, body, summary: body });
+    },
+
+    void(input: VoidInput): Promise<VoidOutput> {
+      return operate({ operation: 'void', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/void`, credentials: input.credentials, body: {} });
+    },
+
+    refund(input: RefundInput): Promise<RefundOutput> {
+      const body = { amount: input.amount };
+      return operate({ operation: 'refund', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/refunds`, credentials: input.credentials, body, summary: body });
+    },
+
+    async getStatus(input: GetStatusInput): Promise<GetStatusOutput> {
+      const reply = await send({ operation: 'get_status', idempotencyKey: input.idempotencyKey, method: 'GET', path: `/v1/operations/${encodeURIComponent(input.idempotencyKey)}`, credentials: input.credentials });
+      if (!reply.answered) return { lookup: 'failed', error: reply.failure.error, exchange: record(reply.exchange, reply.failure) };
+      if (reply.status === 404) return { lookup: 'not_found', exchange: { ...reply.exchange, outcome: 'not_found' } };
+      const found = asOperationRecord(reply.body);
+      if (reply.status !== 200 || !found) {
+        const outcome = outcomeOf(reply.status, reply.body);
+        return { lookup: 'failed', error: `status lookup answered HTTP ${reply.status}`, exchange: record(reply.exchange, outcome) };
+      }
+      const outcome = outcomeOf(found.status_code, found.response, found.charge);
+      return { lookup: 'found', operation: found.operation, outcome, exchange: record(reply.exchange, outcome) };
+    },
+
+    close: () => agent.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Normalizing the simulator's answers
+
+function outcomeOf(status: number, body: unknown, chargeNow?: unknown): ProviderOutcome {
+  if (status >= 200 && status < 300) {
+    const approved = approvedFrom(body, chargeNow);
+    // A success we cannot read may still have moved money: reconcile rather than guess.
+    return approved ?? { kind: 'unknown', error: `unreadable HTTP ${status} answer` };
+  }
+  // DESIGN §5: 5xx cascades. The simulator only answers 5xx for an outage, when nothing was recorded.
+  // (A real processor whose 500 can mean "charged" should map it to `unknown` in its own adapter.)
+  if (status >= 500) return { kind: 'transport_error', error: `HTTP ${status} ${errorCodeOf(body) ?? ''}`.trim() };
+  if (status >= 400) {
+    const declineCode = errorCodeOf(body) ?? `http_${status}`;
+    const message = errorMessageOf(body);
+    return declineDecision(declineCode) === 'hard'
+      ? { kind: 'hard_decline', declineCode, ...(message ? { message } : {}) }
+      : { kind: 'soft_decline', declineCode, ...(message ? { message } : {}) };
+  }
+  return { kind: 'unknown', error: `unexpected HTTP ${status}` };
+}
+
+interface WireCharge {
+  id: string;
+  authorized_amount: number;
+  captured_amount: number;
+  refunded_amount: number;
+}
+
+function approvedFrom(body: unknown, chargeNow?: unknown): Approved | undefined {
+  const isRefund = isObject(body) && body.object === 'refund';
+  const answered = isRefund ? (body as Record<string, unknown>).charge : body;
+  // Prefer the charge as it is now (a status lookup), else as the answer showed it.
+  const charge = asCharge(chargeNow) ?? asCharge(answered);
+  if (!charge) return undefined;
+  return {
+    kind: 'approved',
+    providerReference: charge.id,
+    authorizedAmount: charge.authorized_amount,
+    capturedAmount: charge.captured_amount,
+    refundedAmount: charge.refunded_amount,
+    ...(isRefund && typeof (body as Record<string, unknown>).id === 'string' ? { refundReference: (body as Record<string, string>).id } : {}),
+  };
+}
+
+function asCharge(value: unknown): WireCharge | undefined {
+  if (!isObject(value) || typeof value.id !== 'string') return undefined;
+  const amounts = [value.authorized_amount, value.captured_amount, value.refunded_amount];
+  return amounts.every((amount) => typeof amount === 'number') ? (value as unknown as WireCharge) : undefined;
+}
+
+function asOperationRecord(value: unknown):
+  { operation: 'authorize' | 'capture' | 'void' | 'refund'; status_code: number; response: unknown; charge: unknown } | undefined {
+  if (!isObject(value) || typeof value.status_code !== 'number') return undefined;
+  if (!['authorize', 'capture', 'void', 'refund'].includes(value.operation as string)) return undefined;
+  return value as ReturnType<typeof asOperationRecord>;
+}
+
+function errorCodeOf(body: unknown): string | undefined {
+  return isObject(body) && isObject(body.error) && typeof body.error.code === 'string' ? body.error.code : undefined;
+}
+
+function errorMessageOf(body: unknown): string | undefined {
+  return isObject(body) && isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : undefined;
+}
+
+function record(exchange: Omit<ProviderExchange, 'outcome'>, outcome: ProviderOutcome): ProviderExchange {
+  return { ...exchange, outcome: outcome.kind, ...('declineCode' in outcome ? { decline_code: outcome.declineCode } : {}) };
+}
+
+function isObject(value: unknown): value is Record<string, any> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function errorCode(err: unknown): string | undefined {
+  const seen = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = seen?.code ?? seen?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}

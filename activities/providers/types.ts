@@ -1,0 +1,189 @@
+// The provider-adapter contract (Medusa-style: one input and one output type per operation).
+// Adapters run inside activities only. Inputs carry the card and credentials an activity loaded just in
+// time; outputs never do, because they flow into workflow history and the charge's `exchanges`.
+
+export type CardNetwork = 'VISA' | 'MASTERCARD' | 'AMEX' | 'DISCOVER' | (string & {});
+
+/** Raw card data. Lives only inside an activity, between the vault and the adapter. */
+export interface CardData {
+  number: string;
+  exp_month: number;
+  exp_year: number;
+  cvc?: string;
+  holder_name?: string;
+}
+
+/** A provider config's credentials, already validated against the adapter's credentials schema. */
+export type ProviderCredentials = Record<string, unknown>;
+
+// ---------------------------------------------------------------------------------------------------
+// Outcomes
+
+/** The provider's state of the charge after a successful operation. */
+export interface Approved {
+  kind: 'approved';
+  /** The provider's id for the charge. */
+  providerReference: string;
+  authorizedAmount: number;
+  capturedAmount: number;
+  refundedAmount: number;
+  /** The provider's id for the refund (refund operations only). */
+  refundReference?: string;
+}
+
+/** The issuer or provider said no, for good: stop, do not try another provider. */
+export interface HardDecline {
+  kind: 'hard_decline';
+  declineCode: string;
+  message?: string;
+}
+
+/** The provider said no for now (processing error, issuer unavailable): another provider may say yes. */
+export interface SoftDecline {
+  kind: 'soft_decline';
+  declineCode: string;
+  message?: string;
+}
+
+/** The request did not reach the provider, or the provider failed it (5xx): safe to retry or try another provider. */
+export interface TransportError {
+  kind: 'transport_error';
+  error: string;
+}
+
+/**
+ * The request was sent but no answer came back (timeout, connection lost mid-call). The charge may or may
+ * not exist: NEVER cascade on this; reconcile with getStatus (same idempotency key) until it answers.
+ */
+export interface UnknownOutcome {
+  kind: 'unknown';
+  error: string;
+}
+
+export type ProviderOutcome = Approved | HardDecline | SoftDecline | TransportError | UnknownOutcome;
+export type OutcomeKind = ProviderOutcome['kind'];
+
+export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status';
+
+/**
+ * One request/response with the provider, as recorded in the charge's `exchanges` array. Snake_case
+ * because it is stored and shown as is. Never holds a card number, CVC or credential.
+ */
+export interface ProviderExchange {
+  operation: ProviderOperation;
+  idempotency_key: string;
+  request: { method: string; path: string; body?: Record<string, unknown> };
+  /** Absent when no answer came back. */
+  response?: { status: number; body?: unknown };
+  /** For get_status, `not_found` when the provider has no operation under the key. */
+  outcome: OutcomeKind | 'not_found';
+  decline_code?: string;
+  error?: string;
+  started_at: string;
+  duration_ms: number;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Operations
+
+interface OperationInput {
+  credentials: ProviderCredentials;
+  /** The provider never performs the same operation twice for one key (the charge id, refund id, …). */
+  idempotencyKey: string;
+}
+
+export interface AuthorizeInput extends OperationInput {
+  amount: number;
+  currency: string;
+  installments: number;
+  card: CardData;
+  metadata?: Record<string, string>;
+}
+
+export interface CaptureInput extends OperationInput {
+  providerReference: string;
+  /** Defaults to the whole authorized amount. */
+  amount?: number;
+}
+
+export interface VoidInput extends OperationInput {
+  providerReference: string;
+}
+
+export interface RefundInput extends OperationInput {
+  providerReference: string;
+  amount: number;
+}
+
+export interface GetStatusInput {
+  credentials: ProviderCredentials;
+  /** The key of the operation to look up (e.g. the charge id an authorize was sent with). */
+  idempotencyKey: string;
+}
+
+export interface OperationOutput {
+  outcome: ProviderOutcome;
+  exchange: ProviderExchange;
+}
+
+export type AuthorizeOutput = OperationOutput;
+export type CaptureOutput = OperationOutput;
+export type VoidOutput = OperationOutput;
+export type RefundOutput = OperationOutput;
+
+/**
+ * `not_found`: the provider has no operation under this key. Conclusive only once the original call can
+ * no longer arrive (its client timeout has passed); then the operation may be treated as never made.
+ * `failed`: the lookup itself got no answer; ask again later.
+ */
+export type GetStatusOutput =
+  | { lookup: 'found'; operation: Exclude<ProviderOperation, 'get_status'>; outcome: ProviderOutcome; exchange: ProviderExchange }
+  | { lookup: 'not_found'; exchange: ProviderExchange }
+  | { lookup: 'failed'; error: string; exchange: ProviderExchange };
+
+// ---------------------------------------------------------------------------------------------------
+// Catalogue and capabilities
+
+export interface TxnMappingTemplate {
+  strategy: 'SDK' | (string & {});
+  strategy_identifier: string;
+  type: string;
+  capabilities: Record<string, unknown>;
+}
+
+/** A payment_provider_method as created when a provider is registered without methods (DESIGN §10). */
+export interface MethodTemplate {
+  name: string;
+  category: 'CARD' | (string & {});
+  type: 'CREDIT_CARD' | (string & {});
+  network: CardNetwork;
+  installments_supported: boolean;
+  txn_mappings: TxnMappingTemplate[];
+}
+
+/** What the adapter supports, declared rather than guessed by callers. */
+export interface ProviderCapabilities {
+  /** Authorize now, capture later. */
+  separateCapture: boolean;
+  partialCapture: boolean;
+  void: boolean;
+  refund: boolean;
+  partialRefund: boolean;
+  /** getStatus can look an operation up by its idempotency key (required to reconcile unknown outcomes). */
+  statusLookup: boolean;
+  installments: boolean;
+}
+
+export interface ProviderAdapter {
+  readonly identifier: string;
+  readonly capabilities: ProviderCapabilities;
+  readonly defaultMethods: readonly MethodTemplate[];
+  /** JSON Schema (ajv, draft-07 compatible) for a provider config's `credentials`. */
+  readonly credentialsSchema: Record<string, unknown>;
+
+  authorize(input: AuthorizeInput): Promise<AuthorizeOutput>;
+  capture(input: CaptureInput): Promise<CaptureOutput>;
+  void(input: VoidInput): Promise<VoidOutput>;
+  refund(input: RefundInput): Promise<RefundOutput>;
+  getStatus(input: GetStatusInput): Promise<GetStatusOutput>;
+}
