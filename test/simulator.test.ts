@@ -1,0 +1,331 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSandboxAdapter, SandboxAdapter, SandboxCredentials } from '../activities/providers/sandbox';
+import { CardData, GetStatusOutput, OperationOutput, ProviderExchange } from '../activities/providers/types';
+import { createSimulator, RunningSimulator } from '../simulator/server';
+
+// The sandbox processor, exercised the way the worker uses it: through the sandbox adapter, over HTTP.
+
+const API_KEY = 'sk_sim_Zq8Kd0rT4wYp';
+const credentials: SandboxCredentials = { api_key: API_KEY };
+const CVC = '7318';
+const card = (number: string, extra: Partial<CardData> = {}): CardData => ({ number, exp_month: 12, exp_year: 2099, cvc: CVC, ...extra });
+
+let simulator: RunningSimulator;
+let adapter: SandboxAdapter;
+let impatient: SandboxAdapter;
+const panSeen = new Set<string>();
+const exchanges: ProviderExchange[] = [];
+let sequence = 0;
+const nextKey = (): string => `ch_test_${Date.now()}_${++sequence}`;
+
+function keep<T extends OperationOutput | GetStatusOutput>(output: T): T {
+  exchanges.push(output.exchange);
+  return output;
+}
+
+async function authorize(number: string, options: { key?: string; amount?: number; installments?: number; creds?: SandboxCredentials; via?: SandboxAdapter; card?: Partial<CardData> } = {}) {
+  panSeen.add(number);
+  const via = options.via ?? adapter;
+  return keep(await via.authorize({
+    credentials: options.creds ?? credentials,
+    idempotencyKey: options.key ?? nextKey(),
+    amount: options.amount ?? 10_000,
+    currency: 'USD',
+    installments: options.installments ?? 1,
+    card: card(number, options.card),
+  }));
+}
+
+async function inspect(path: string): Promise<any> {
+  const response = await fetch(`${simulator.url}/_inspect/${path}`);
+  return response.json();
+}
+
+function approvedReference(output: OperationOutput): string {
+  if (output.outcome.kind !== 'approved') throw new Error(`expected approval, got ${JSON.stringify(output.outcome)}`);
+  return output.outcome.providerReference;
+}
+
+beforeAll(async () => {
+  simulator = await createSimulator().listen(0);
+  adapter = createSandboxAdapter({ baseUrl: simulator.url, timeoutMs: 5_000 });
+  impatient = createSandboxAdapter({ baseUrl: simulator.url, timeoutMs: 300 });
+});
+
+afterAll(async () => {
+  await adapter.close();
+  await impatient.close();
+  await simulator.close();
+});
+
+beforeEach(async () => {
+  await fetch(`${simulator.url}/_inspect/reset`, { method: 'POST' });
+});
+
+describe('sandbox simulator through the sandbox adapter', () => {
+  describe('test cards', () => {
+    it.each([
+      ['4242424242424242', 'VISA'],
+      ['5555555555554444', 'MASTERCARD'],
+      ['378282246310005', 'AMEX'],
+      ['6011111111111117', 'DISCOVER'],
+      ['4111 1111 1111 1111', 'VISA'],
+    ])('approves %s (%s)', async (number, network) => {
+      const output = await authorize(number, { amount: 12_345 });
+
+      expect(output.outcome).toMatchObject({ kind: 'approved', authorizedAmount: 12_345, capturedAmount: 0, refundedAmount: 0 });
+      expect(output.exchange.response?.body).toMatchObject({ status: 'authorized', network, last4: number.slice(-4) });
+    });
+
+    it.each([
+      ['4000000000000002', 'hard_decline', 'card_declined'],
+      ['4000000000009995', 'hard_decline', 'insufficient_funds'],
+      ['4000000000000069', 'hard_decline', 'expired_card'],
+      ['4000000000000119', 'soft_decline', 'processing_error'],
+      ['4242424242424241', 'hard_decline', 'invalid_number'],
+    ])('declines %s as %s %s', async (number, kind, declineCode) => {
+      const output = await authorize(number);
+
+      expect(output.outcome).toMatchObject({ kind, declineCode });
+      expect(output.exchange).toMatchObject({ outcome: kind, decline_code: declineCode });
+    });
+
+    it('declines a card past its expiry month', async () => {
+      const output = await authorize('4242424242424242', { card: { exp_month: 1, exp_year: 2020 } });
+      expect(output.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'expired_card' });
+    });
+
+    it('authorizes installments', async () => {
+      const output = await authorize('5555555555554444', { installments: 6 });
+      expect(output.exchange.response?.body).toMatchObject({ installments: 6 });
+    });
+  });
+
+  describe('idempotency', () => {
+    it('never charges twice for the same key', async () => {
+      const key = nextKey();
+      const first = await authorize('4242424242424242', { key });
+      const second = await authorize('4242424242424242', { key });
+
+      expect(approvedReference(second)).toBe(approvedReference(first));
+      expect(await inspect(`keys/${key}`)).toMatchObject({ calls: 2, operation: 'authorize', status_code: 200, charge_id: approvedReference(first) });
+      expect((await inspect('stats')).charges).toMatchObject({ total: 1, authorized: 1 });
+    });
+
+    it('replays a decline for the same key', async () => {
+      const key = nextKey();
+      await authorize('4000000000009995', { key });
+      const again = await authorize('4000000000009995', { key });
+
+      expect(again.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'insufficient_funds' });
+      expect((await inspect('stats')).charges).toMatchObject({ total: 1, declined: 1 });
+    });
+
+    it('refuses the same key for a different request', async () => {
+      const key = nextKey();
+      await authorize('4242424242424242', { key, amount: 1_000 });
+      const other = await authorize('4242424242424242', { key, amount: 2_000 });
+
+      expect(other.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'idempotency_key_reused' });
+      expect((await inspect('stats')).charges.total).toBe(1);
+    });
+  });
+
+  describe('capture, void and refund', () => {
+    it('captures the whole authorization by default', async () => {
+      const charge = approvedReference(await authorize('4242424242424242', { amount: 5_000 }));
+      const capture = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+
+      expect(capture.outcome).toMatchObject({ kind: 'approved', providerReference: charge, authorizedAmount: 5_000, capturedAmount: 5_000 });
+    });
+
+    it('captures part of an authorization, once, and not more than authorized', async () => {
+      const charge = approvedReference(await authorize('4242424242424242', { amount: 5_000 }));
+
+      const over = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 5_001 }));
+      expect(over.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'amount_exceeds_authorized' });
+
+      const key = nextKey();
+      const partial = keep(await adapter.capture({ credentials, idempotencyKey: key, providerReference: charge, amount: 3_000 }));
+      const repeated = keep(await adapter.capture({ credentials, idempotencyKey: key, providerReference: charge, amount: 3_000 }));
+      expect(partial.outcome).toMatchObject({ kind: 'approved', capturedAmount: 3_000 });
+      expect(repeated.outcome).toEqual(partial.outcome);
+
+      const again = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      expect(again.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_state' });
+    });
+
+    it('voids an authorization, which then cannot be captured', async () => {
+      const charge = approvedReference(await authorize('4242424242424242'));
+      const voided = keep(await adapter.void({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      const capture = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+
+      expect(voided.outcome).toMatchObject({ kind: 'approved', capturedAmount: 0 });
+      expect((await inspect('stats')).charges).toMatchObject({ voided: 1 });
+      expect(capture.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_state' });
+    });
+
+    it('refunds up to the captured amount and no further', async () => {
+      const charge = approvedReference(await authorize('4242424242424242', { amount: 10_000 }));
+      keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 8_000 }));
+
+      const first = keep(await adapter.refund({ credentials, idempotencyKey: 're_1', providerReference: charge, amount: 5_000 }));
+      expect(first.outcome).toMatchObject({ kind: 'approved', capturedAmount: 8_000, refundedAmount: 5_000, refundReference: expect.stringMatching(/^sre_/) });
+
+      const over = keep(await adapter.refund({ credentials, idempotencyKey: 're_2', providerReference: charge, amount: 3_001 }));
+      expect(over.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'refund_exceeds_captured' });
+
+      const rest = keep(await adapter.refund({ credentials, idempotencyKey: 're_3', providerReference: charge, amount: 3_000 }));
+      expect(rest.outcome).toMatchObject({ kind: 'approved', refundedAmount: 8_000 });
+      expect((await inspect('stats'))).toMatchObject({ refunds: 2, charges: { refunded: 1 } });
+    });
+
+    it('refunds once per idempotency key', async () => {
+      const charge = approvedReference(await authorize('4242424242424242', { amount: 10_000 }));
+      keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+
+      const first = keep(await adapter.refund({ credentials, idempotencyKey: 're_once', providerReference: charge, amount: 4_000 }));
+      const second = keep(await adapter.refund({ credentials, idempotencyKey: 're_once', providerReference: charge, amount: 4_000 }));
+
+      expect(second.outcome).toEqual(first.outcome);
+      expect(await inspect('stats')).toMatchObject({ refunds: 1, charges: { partially_refunded: 1 } });
+    });
+
+    it('cannot refund an uncaptured charge', async () => {
+      const charge = approvedReference(await authorize('4242424242424242'));
+      const refund = keep(await adapter.refund({ credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 1 }));
+      expect(refund.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_state' });
+    });
+  });
+
+  describe('status lookup', () => {
+    it('answers with the current state of the charge an operation created', async () => {
+      const key = nextKey();
+      const charge = approvedReference(await authorize('4242424242424242', { key, amount: 7_000 }));
+      keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+
+      const status = keep(await adapter.getStatus({ credentials, idempotencyKey: key }));
+
+      expect(status).toMatchObject({ lookup: 'found', operation: 'authorize', outcome: { kind: 'approved', providerReference: charge, capturedAmount: 7_000 } });
+      expect(await inspect(`keys/${key}`)).toMatchObject({ calls: 1, lookups: 1 });
+    });
+
+    it('reports a decline it gave', async () => {
+      const key = nextKey();
+      await authorize('4000000000000002', { key });
+      const status = keep(await adapter.getStatus({ credentials, idempotencyKey: key }));
+      expect(status).toMatchObject({ lookup: 'found', outcome: { kind: 'hard_decline', declineCode: 'card_declined' } });
+    });
+
+    it('says when it never saw a key', async () => {
+      const status = keep(await adapter.getStatus({ credentials, idempotencyKey: nextKey() }));
+      expect(status).toMatchObject({ lookup: 'not_found', exchange: { outcome: 'not_found' } });
+    });
+  });
+
+  describe('simulated failures', () => {
+    it('fails every call with a transport error during an outage, recording nothing', async () => {
+      const key = nextKey();
+      const output = await authorize('4242424242424242', { key, creds: { api_key: API_KEY, simulate: { outage: true } } });
+
+      expect(output.outcome).toMatchObject({ kind: 'transport_error' });
+      expect(output.exchange.response).toMatchObject({ status: 503, body: { error: { code: 'provider_unavailable' } } });
+      expect(await inspect(`keys/${key}`)).toMatchObject({ calls: 1, operation: null });
+      expect((await inspect('stats')).charges.total).toBe(0);
+    });
+
+    it('answers late with latency_ms', async () => {
+      const output = await authorize('4242424242424242', { creds: { api_key: API_KEY, simulate: { latency_ms: 250 } } });
+
+      expect(output.outcome.kind).toBe('approved');
+      expect(output.exchange.duration_ms).toBeGreaterThanOrEqual(240);
+    });
+
+    it('gives an unknown outcome when the answer is later than the client waits, and the charge is found later', async () => {
+      const key = nextKey();
+      const output = await authorize('4242424242424242', { key, via: impatient, creds: { api_key: API_KEY, simulate: { latency_ms: 3_000 } } });
+      expect(output.outcome.kind).toBe('unknown');
+
+      const status = keep(await adapter.getStatus({ credentials, idempotencyKey: key }));
+      expect(status).toMatchObject({ lookup: 'found', outcome: { kind: 'approved' } });
+    });
+
+    it('blackhole: authorizes but never answers; the status lookup tells the real outcome', async () => {
+      const key = nextKey();
+      const blackhole: SandboxCredentials = { api_key: API_KEY, simulate: { blackhole: true } };
+
+      const output = await authorize('4242424242424242', { key, via: impatient, creds: blackhole, amount: 4_200 });
+      expect(output.outcome.kind).toBe('unknown');
+      expect(output.exchange.response).toBeUndefined();
+
+      const status = keep(await impatient.getStatus({ credentials: blackhole, idempotencyKey: key }));
+      expect(status).toMatchObject({ lookup: 'found', operation: 'authorize', outcome: { kind: 'approved', authorizedAmount: 4_200 } });
+
+      // Retrying the same key once the provider answers again returns that charge, not a new one.
+      const retry = await authorize('4242424242424242', { key, creds: credentials, amount: 4_200 });
+      expect(status.lookup === 'found' && status.outcome.kind === 'approved' && status.outcome.providerReference).toBe(approvedReference(retry));
+      expect((await inspect('stats')).charges.total).toBe(1);
+    });
+
+    it('declines everything with decline_rate 1 and nothing with decline_rate 0', async () => {
+      const always = await authorize('4242424242424242', { creds: { api_key: API_KEY, simulate: { decline_rate: 1 } } });
+      const never = await authorize('4242424242424242', { creds: { api_key: API_KEY, simulate: { decline_rate: 0 } } });
+
+      expect(always.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'card_declined' });
+      expect(never.outcome.kind).toBe('approved');
+    });
+
+    it('rejects a call without an api key (soft: another config may work)', async () => {
+      const output = await authorize('4242424242424242', { creds: { api_key: '' } });
+
+      expect(output.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_failed' });
+      expect(output.exchange.response?.status).toBe(401);
+    });
+
+    it('gives a transport error when the processor refuses the connection', async () => {
+      const gone = await createSimulator().listen(0);
+      await gone.close();
+      const orphan = createSandboxAdapter({ baseUrl: gone.url, timeoutMs: 1_000 });
+      try {
+        const output = await authorize('4242424242424242', { via: orphan });
+        const status = keep(await orphan.getStatus({ credentials, idempotencyKey: nextKey() }));
+
+        expect(output.outcome).toMatchObject({ kind: 'transport_error', error: expect.stringContaining('ECONNREFUSED') });
+        expect(status).toMatchObject({ lookup: 'failed' });
+      } finally {
+        await orphan.close();
+      }
+    });
+  });
+
+  describe('the processor API', () => {
+    it('requires an idempotency key on every operation', async () => {
+      const response = await fetch(`${simulator.url}/v1/charges`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 100, currency: 'USD', card: card('4242424242424242') }),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: 'invalid_request' } });
+    });
+
+    it('rejects malformed simulate knobs', async () => {
+      const response = await fetch(`${simulator.url}/v1/operations/anything`, {
+        headers: { authorization: `Bearer ${API_KEY}`, 'x-simulate': '{"latency_ms":-1}' },
+      });
+      expect(response.status).toBe(400);
+    });
+  });
+
+  it('never puts a card number, CVC or api key in an exchange record', () => {
+    expect(exchanges.length).toBeGreaterThan(20);
+    const recorded = JSON.stringify(exchanges);
+    for (const pan of panSeen) {
+      expect(recorded).not.toContain(pan);
+      expect(recorded).not.toContain(pan.replace(/\s/g, ''));
+    }
+    expect(recorded).not.toContain(API_KEY);
+    expect(recorded).not.toMatch(/"cvc"|"number"|bearer/i);
+    expect(recorded).not.toContain(`"${CVC}"`);
+  });
+});
