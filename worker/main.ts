@@ -1,4 +1,4 @@
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { connectionOptions } from '../lib/temporal';
@@ -8,6 +8,8 @@ import { createWorkers } from './worker';
 async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start sets it)');
+  const level = (process.env.LOG_LEVEL ?? 'info').toUpperCase();
+  Runtime.install({ logger: new DefaultLogger((['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level) ? level : 'INFO') as LogLevel) });
   const db = createDb(config.databaseUrl, { max: 20 });
   const address = config.temporal.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions(config, address));

@@ -1,0 +1,50 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../lib/config';
+import type { Db } from '../db/knex';
+import { hashApiKey } from '../lib/secrets';
+import { createAccount } from '../db/repositories/accounts';
+import { insertApiKey } from '../db/repositories/api-keys';
+import { ALL_PERMISSIONS, toPermissionMap } from '../api/auth/permissions';
+
+export const DEMO_USER = 'usr_demo';
+export const DEMO_WORKSPACE = 'ws_demo';
+
+export interface Demo {
+  accountId: string;
+  sandboxAccountId: string;
+  /** A sandbox secret key, kept in .data/demo.json (development only) so restarts can print it again. */
+  secretKey: string;
+}
+
+/**
+ * The demo workspace: a production account and its sandbox, with a sandbox secret key. Created once;
+ * later starts reuse it (and mint a new key only if the saved one was deleted or rotated).
+ */
+export async function seedDemo(db: Db, config: Config): Promise<Demo> {
+  const file = join(config.dataDir, 'demo.json');
+  await db('core.workspaces').insert({ id: DEMO_WORKSPACE, name: 'Demo workspace' }).onConflict('id').ignore();
+  await db('core.users').insert({ id: DEMO_USER }).onConflict('id').ignore();
+  const permissions = toPermissionMap(ALL_PERMISSIONS);
+
+  let demo: Demo | undefined = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  if (demo && !(await db('core.accounts').where({ id: demo.sandboxAccountId }).first())) demo = undefined;
+  if (!demo) {
+    const base = { userId: DEMO_USER, workspaceId: DEMO_WORKSPACE, country: 'US', currency: 'USD', timezone: 'UTC', managedKeyPermissions: permissions };
+    const prod = await createAccount(db, config.apiKeyPepper, { ...base, name: 'Demo Store', environment: 'production' });
+    const sandbox = await createAccount(db, config.apiKeyPepper, {
+      ...base, name: 'Demo Store (sandbox)', environment: 'sandbox', prodAccountId: prod.account.id,
+    });
+    const secret = sandbox.keys.find((k) => k.row.type === 'SECRET')!;
+    demo = { accountId: prod.account.id, sandboxAccountId: sandbox.account.id, secretKey: secret.plaintext };
+  }
+  const key = await db('core.api_keys').where({ key_hash: hashApiKey(demo.secretKey, config.apiKeyPepper) }).first();
+  if (!key || key.deleted || key.status !== 'ACTIVE') {
+    const fresh = await insertApiKey(db, config.apiKeyPepper, {
+      accountId: demo.sandboxAccountId, environment: 'sandbox', type: 'SECRET', name: 'Demo key', managed: false, permissions,
+    });
+    demo.secretKey = fresh.plaintext;
+  }
+  writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
+  return demo;
+}
