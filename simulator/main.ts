@@ -6,7 +6,7 @@ import { createSimulator } from './server';
 const DEFAULT_PORT = 4010;
 
 async function main(): Promise<void> {
-  const logger = pino({ name: 'simulator' });
+  const logger = pino({ name: 'simulator', level: process.env.LOG_LEVEL ?? 'info' });
   const port = Number(process.env.SIMULATOR_PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`SIMULATOR_PORT must be a port number, got "${process.env.SIMULATOR_PORT}"`);
   const host = process.env.SIMULATOR_HOST ?? '127.0.0.1';
