@@ -16,8 +16,10 @@ export const Amount = Type.Integer({ minimum: 1, maximum: 99_999_999, descriptio
 export const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
 /** metadata: ≤ 50 keys, keys ≤ 40 chars, string values ≤ 500 chars (DESIGN §2). */
-export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), {
+export const Metadata = Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
   maxProperties: 50,
+  // Record keys' own constraints are not carried into the JSON Schema; propertyNames is.
+  propertyNames: { minLength: 1, maxLength: 40 },
   description: 'Free-form string pairs: at most 50 keys of 40 characters, values of 500.',
 });
 

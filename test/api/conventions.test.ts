@@ -1,0 +1,317 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Type } from '@sinclair/typebox';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import supertest from 'supertest';
+import jwt from 'jsonwebtoken';
+import { bearer, createMerchant, Merchant, signToken, startStack, TestStack, unique, TEST_JWT_SECRET } from '../support/stack';
+import { createApp } from '../../api/app';
+import { defineRoute } from '../../api/route';
+import { Obj, Pagination } from '../../api/schemas';
+import { ROUTES } from '../../api/routes';
+import { insertApiKey } from '../../db/repositories/api-keys';
+import { createApiDeps } from '../../api/server';
+import { createDb } from '../../db/knex';
+import { envTable } from '../../db/environments';
+
+let stack: TestStack;
+let merchant: Merchant;
+beforeAll(async () => {
+  stack = await startStack();
+  merchant = await createMerchant(stack);
+});
+afterAll(async () => { await stack.close(); });
+
+function expectError(res: supertest.Response, status: number, reason: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toEqual({
+    message: expect.any(String),
+    success: false,
+    error: { code: status, message: res.body.message, details: expect.objectContaining({ reason }) },
+  });
+  expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+|SELECT|INSERT/);
+}
+
+describe('authentication', () => {
+  it('answers 401 for every kind of bad credential', async () => {
+    const expired = signToken({ sub: 'usr_x', workspace_id: 'ws_x' }, { expiresIn: -10 });
+    const badSignature = jwt.sign({ sub: 'usr_x', workspace_id: 'ws_x' }, 'another-secret', { expiresIn: 60 });
+    const noExp = jwt.sign({ sub: 'usr_x', workspace_id: 'ws_x' }, TEST_JWT_SECRET);
+    const noWorkspace = jwt.sign({ sub: 'usr_x' }, TEST_JWT_SECRET, { expiresIn: 60 });
+    const noneAlg = jwt.sign({ sub: 'usr_x', workspace_id: 'ws_x' }, '', { algorithm: 'none' as jwt.Algorithm, expiresIn: 60 });
+    const cases: [Record<string, string>, string][] = [
+      [{}, 'missing_authorization'],
+      [{ Authorization: 'Basic dXNlcjpwYXNz' }, 'invalid_token'],
+      [{ Authorization: 'Bearer' }, 'invalid_token'],
+      [{ Authorization: 'Bearer not.a.jwt' }, 'invalid_token'],
+      [bearer(badSignature), 'invalid_token'],
+      [bearer(expired), 'token_expired'],
+      [bearer(noExp), 'invalid_token'],
+      [bearer(noWorkspace), 'invalid_token'],
+      [bearer(noneAlg), 'invalid_token'],
+      [bearer('sk_test_000000000000000000000000000000000000000'), 'invalid_api_key'],
+      [bearer('pk_live_000000000000000000000000000000000000000'), 'invalid_api_key'],
+    ];
+    for (const [headers, reason] of cases) {
+      const res = await stack.http.get('/v1/accounts').set(headers);
+      expectError(res, 401, reason);
+    }
+  });
+
+  it('refuses a deleted, revoked or expired key, and a secret key presented as publishable', async () => {
+    const m = await createMerchant(stack);
+    const make = async (patch: object) => {
+      const { row, plaintext } = await insertApiKey(stack.db, stack.config.apiKeyPepper, {
+        accountId: m.account.id, environment: 'production', type: 'SECRET', name: 't', managed: false, permissions: { account: ['read'] },
+      });
+      if (Object.keys(patch).length) await stack.db('core.api_keys').where({ id: row.id }).update(patch);
+      return plaintext;
+    };
+    expectError(await stack.http.get('/v1/accounts').set(bearer(await make({ deleted: true }))), 401, 'invalid_api_key');
+    expectError(await stack.http.get('/v1/accounts').set(bearer(await make({ status: 'REVOKED' }))), 401, 'invalid_api_key');
+    expectError(await stack.http.get('/v1/accounts').set(bearer(await make({ expires_at: new Date(Date.now() - 1000) }))), 401, 'invalid_api_key');
+    const valid = await make({});
+    expect((await stack.http.get('/v1/accounts').set(bearer(valid))).status).toBe(200);
+    expectError(await stack.http.get('/v1/accounts').set(bearer(valid.replace('sk_', 'pk_'))), 401, 'invalid_api_key');
+  });
+
+  it('records when and from where a key was last used', async () => {
+    const m = await createMerchant(stack);
+    await stack.http.get('/v1/accounts').set(bearer(m.secretKey)).expect(200);
+    await expect.poll(async () => (await stack.db('core.api_keys').where({ account_id: m.account.id, type: 'SECRET' }).first()).last_used_at).not.toBeNull();
+  });
+});
+
+describe('authorization', () => {
+  it('answers 403 insufficient_permissions with the permission required', async () => {
+    const { plaintext } = await insertApiKey(stack.db, stack.config.apiKeyPepper, {
+      accountId: merchant.account.id, environment: 'production', type: 'SECRET', name: 'narrow', managed: false, permissions: { payment: ['read'] },
+    });
+    const res = await stack.http.get(`/v1/accounts/${merchant.account.id}`).set(bearer(plaintext));
+    expectError(res, 403, 'insufficient_permissions');
+    expect(res.body.error.details.required).toBe('account:read');
+  });
+
+  it('gives a VIEWER reads only', async () => {
+    const viewer = unique('usr');
+    await stack.db('core.account_memberships').insert({ id: unique('mem'), account_id: merchant.account.id, user_id: viewer, role: 'VIEWER' });
+    const token = signToken({ sub: viewer, workspace_id: merchant.workspaceId });
+    expect((await stack.http.get(`/v1/accounts/${merchant.account.id}`).set(bearer(token))).status).toBe(200);
+  });
+
+  it('keeps publishable keys to the payment routes', async () => {
+    expectError(await stack.http.get('/v1/accounts').set(bearer(merchant.publishableKey)), 403, 'publishable_key_not_allowed');
+  });
+
+  it('answers 403 account_access_denied when a key names another account', async () => {
+    const other = await createMerchant(stack);
+    const app = createApp(stack.deps, [accountScopedRoute]);
+    const res = await supertest(app.callback()).get(`/v1/scoped?account_id=${other.account.id}`).set(bearer(merchant.secretKey));
+    expectError(res, 403, 'account_access_denied');
+    const own = await supertest(app.callback()).get('/v1/scoped').set(bearer(merchant.secretKey));
+    expect(own.body.data).toEqual({ account_id: merchant.account.id, environment: 'production' });
+  });
+});
+
+const accountScopedRoute = defineRoute({
+  method: 'get', path: '/scoped', tag: 'Test', summary: 'test', permission: 'account:read', message: 'ok',
+  query: Obj({ account_id: Type.Optional(Type.String()) }),
+  async handler({ query, access }) {
+    const scope = await access.forAccount(query.account_id);
+    return { data: { account_id: scope.account.id, environment: scope.environment } };
+  },
+});
+
+describe('envelopes and errors', () => {
+  const listRoute = defineRoute({
+    method: 'get', path: '/things', tag: 'Test', summary: 'test', permission: null, message: 'Things', envelope: 'paginated',
+    query: Obj({ ...Pagination }),
+    async handler({ query }) {
+      const { page = 1, limit = 10 } = query;
+      return { data: Array.from({ length: Math.max(0, Math.min(limit, 23 - (page - 1) * limit)) }, (_, i) => ({ object: 'thing', n: (page - 1) * limit + i })), total: 23 };
+    },
+  });
+  const boomRoute = defineRoute({
+    method: 'post', path: '/boom', tag: 'Test', summary: 'test', permission: null, message: 'never',
+    async handler() { throw new Error('SELECT secret FROM core.api_keys -- internal detail'); },
+  });
+  let app: ReturnType<typeof supertest>;
+  beforeAll(() => { app = supertest(createApp(stack.deps, [...ROUTES, listRoute, boomRoute]).callback()); });
+
+  it('paginates with total, page, limit and pages', async () => {
+    const res = await app.get('/v1/things?page=3&limit=10').set(bearer(merchant.token));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ message: 'Things', success: true, total: 23, page: 3, limit: 10, pages: 3 });
+    expect(res.body.data).toHaveLength(3);
+    const defaults = await app.get('/v1/things').set(bearer(merchant.token));
+    expect(defaults.body).toMatchObject({ page: 1, limit: 10, pages: 3 });
+  });
+
+  it('validates page and limit exactly', async () => {
+    for (const q of ['page=0', 'page=-1', 'page=1.5', 'page=abc', 'page=', 'limit=0', 'limit=101', 'limit=2.5', 'limit=ten']) {
+      const res = await app.get(`/v1/things?${q}`).set(bearer(merchant.token));
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.error.details.fields[0].path).toMatch(/^query\/(page|limit)$/);
+    }
+    expectError(await app.get('/v1/things?offset=5').set(bearer(merchant.token)), 400, 'unknown_field');
+  });
+
+  it('hides internals behind a 500 internal_error', async () => {
+    const res = await app.post('/v1/boom').set(bearer(merchant.token)).send({});
+    expectError(res, 500, 'internal_error');
+    expect(JSON.stringify(res.body)).not.toContain('core.api_keys');
+  });
+
+  it('carries X-Request-Id, echoing a client one', async () => {
+    const mine = await stack.http.get('/v1/accounts').set(bearer(merchant.token)).set('X-Request-Id', 'client-req-42');
+    expect(mine.headers['x-request-id']).toBe('client-req-42');
+    const generated = await stack.http.get('/v1/accounts').set(bearer(merchant.token));
+    expect(generated.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('answers unknown routes and methods with the envelope', async () => {
+    expectError(await stack.http.get('/v1/nowhere').set(bearer(merchant.token)), 404, 'route_not_found');
+    expectError(await stack.http.delete('/v1/accounts').set(bearer(merchant.token)), 405, 'method_not_allowed');
+  });
+
+  it('serves liveness, readiness and the OpenAPI document without credentials', async () => {
+    expect((await stack.http.get('/healthz')).body).toMatchObject({ success: true });
+    expect((await stack.http.get('/readyz')).body).toMatchObject({ success: true, data: { database: true, temporal: true } });
+    const doc = (await stack.http.get('/v1/openapi.json')).body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/v1/accounts'].post.requestBody.content['application/json'].schema.required).toContain('name');
+    expect(Object.keys(doc.paths['/v1/accounts'].post.responses).sort()).toEqual(['201', '400', '401', '403', '404', '409', '422', '429', '500']);
+  });
+});
+
+describe('bad input never yields a 5xx', () => {
+  const post = (body: string | Buffer, type = 'application/json') =>
+    stack.http.post('/v1/accounts').set(bearer(merchant.token)).set('Content-Type', type).send(body);
+
+  it('answers malformed JSON with invalid_json', async () => {
+    for (const body of ['{"name":', '{name: 1}', 'nul', '"just a string"', '42', '{"a":1}}']) {
+      expectError(await post(body), 400, 'invalid_json');
+    }
+  });
+
+  it('answers a body over 1 MiB with payload_too_large', async () => {
+    expectError(await post(JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) })), 400, 'payload_too_large');
+  });
+
+  it('answers non-JSON bodies with 415', async () => {
+    expectError(await post('name=x', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');
+  });
+
+  it('answers wrong shapes with validation errors', async () => {
+    expectError(await post('[]'), 400, 'validation_failed');
+    expectError(await post('null'), 400, 'invalid_json');
+    expectError(await post(JSON.stringify({ name: 'x', metadata: { k: 1 } })), 400, 'validation_failed');
+    expectError(await post(JSON.stringify({ name: 'x', metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v'])) })), 400, 'validation_failed');
+    expectError(await post(JSON.stringify({ name: 'x', metadata: { ['k'.repeat(41)]: 'v' } })), 400, 'validation_failed');
+    expectError(await post(JSON.stringify({ name: 'x', nested: { a: { b: { c: [1, 2, { d: null }] } } } })), 400, 'unknown_field');
+  });
+
+  it('answers odd ids with 404, not 500', async () => {
+    for (const id of ['x', 'acct_', "acct_'; DROP TABLE core.accounts; --", '%00', 'a'.repeat(99), '..%2F..%2Fetc']) {
+      const res = await stack.http.get(`/v1/accounts/${encodeURIComponent(id)}`).set(bearer(merchant.token));
+      expect(res.status, id).toBeLessThan(500);
+    }
+  });
+});
+
+describe('dependencies down', () => {
+  it('answers 503 database_unavailable with Retry-After when Postgres is unreachable', async () => {
+    const db = createDb('postgres://postgres@127.0.0.1:1/nowhere', { max: 1 });
+    const deps = createApiDeps(db, stack.config, stack.config.temporal.address!);
+    const server = createServer(createApp(deps).callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const http = supertest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const res = await http.get('/v1/accounts').set(bearer(merchant.secretKey));
+      expectError(res, 503, 'database_unavailable');
+      expect(res.headers['retry-after']).toBe('5');
+      expect((await http.get('/readyz')).status).toBe(503);
+    } finally {
+      server.close();
+      await db.destroy();
+      (await deps.temporal()).connection.close().catch(() => {});
+    }
+  });
+});
+
+describe('idempotency', () => {
+  const create = (key: string, body: object, token = merchant.token) =>
+    stack.http.post('/v1/accounts').set(bearer(token)).set('Idempotency-Key', key).send(body);
+
+  it('replays the first response for a retry with the same key and body', async () => {
+    const key = unique('idem');
+    const first = await create(key, { name: 'Once' });
+    const again = await create(key, { name: 'Once' });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.body).toEqual(first.body);
+    expect(await stack.db('core.accounts').where({ name: 'Once', user_id: merchant.userId }).count().first()).toEqual({ count: 1 });
+  });
+
+  it('refuses the same key with another body (422) and an overlong key (400)', async () => {
+    const key = unique('idem');
+    await create(key, { name: 'A' }).expect(201);
+    expectError(await create(key, { name: 'B' }), 422, 'idempotency_key_reused');
+    expectError(await create('k'.repeat(256), { name: 'A' }), 400, 'validation_failed');
+  });
+
+  it('stores client errors too, so a retried bad request gets the same answer', async () => {
+    const key = unique('idem');
+    const first = await create(key, { name: '' });
+    const again = await create(key, { name: '' });
+    expect(first.status).toBe(400);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('scopes keys to the caller', async () => {
+    const key = unique('idem');
+    const other = await createMerchant(stack);
+    const mine = await create(key, { name: 'Scoped' });
+    const theirs = await create(key, { name: 'Scoped' }, other.token);
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+  });
+
+  it('runs one request when ten arrive at once with one key', async () => {
+    const key = unique('idem');
+    const name = unique('Concurrent');
+    const results = await Promise.all(Array.from({ length: 10 }, () => create(key, { name })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((s) => s === 201 || s === 409), statuses.join()).toBe(true);
+    for (const r of results.filter((r) => r.status === 409)) expect(r.body.error.details.reason).toBe('idempotency_key_in_use');
+    const created = results.filter((r) => r.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((r) => r.body.data.id)).size).toBe(1);
+    expect(await stack.db('core.accounts').where({ name }).count().first()).toEqual({ count: 1 });
+  });
+
+  it('expires keys after 24 hours', async () => {
+    const key = unique('idem');
+    const first = await create(key, { name: 'Old' });
+    await stack.db('core.idempotency_keys').where({ key }).update({ expires_at: new Date(Date.now() - 1000) });
+    const later = await create(key, { name: 'Old' });
+    expect(later.status).toBe(201);
+    expect(later.body.data.id).not.toBe(first.body.data.id);
+  });
+});
+
+describe('environments', () => {
+  it('keeps live and sandbox rows in separate repositories', async () => {
+    const sandbox = await createMerchant(stack, { sandboxOf: merchant });
+    const id = unique('cus');
+    await stack.db(envTable('sandbox', 'customers')).insert({ id, account_id: sandbox.account.id, name: 'Sandy' });
+    expect(await stack.db(envTable('sandbox', 'customers')).where({ id }).first()).toMatchObject({ name: 'Sandy' });
+    expect(await stack.db(envTable('production', 'customers')).where({ id }).first()).toBeUndefined();
+    const app = createApp(stack.deps, [accountScopedRoute]);
+    const res = await supertest(app.callback()).get('/v1/scoped').set(bearer(sandbox.secretKey));
+    expect(res.body.data.environment).toBe('sandbox');
+  });
+});
