@@ -55,3 +55,95 @@ export function serializeApiKey(row: any, plaintext?: string) {
     updated_at: iso(row.updated_at),
   };
 }
+
+export function serializeCustomerAddress(row: any) {
+  return {
+    object: 'customer_address',
+    id: row.id,
+    customer_id: row.customer_id,
+    type: row.type,
+    label: row.label,
+    country: row.country,
+    city: row.city,
+    state: row.state,
+    line1: row.line1,
+    line2: row.line2,
+    zip: row.zip,
+    is_default: row.is_default,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** A stored card: only what identifies it to a person (network, last4, expiry) — never the number or CVC. */
+export function serializePaymentMethod(row: any) {
+  return {
+    object: 'payment_method',
+    id: row.id,
+    account_id: row.account_id,
+    customer_id: row.customer_id,
+    type: row.type,
+    card: {
+      network: row.card_network,
+      last4: row.card_last4,
+      exp_month: row.card_exp_month,
+      exp_year: row.card_exp_year,
+      fingerprint: row.card_fingerprint,
+      country: row.card_country ?? null,
+      holder_name: row.holder_name ?? null,
+    },
+    metadata: row.metadata ?? {},
+    deleted: row.deleted,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** A customer with its addresses (always) and its payment methods (only when asked for). */
+export function serializeCustomer(row: any, addresses: any[] = [], paymentMethods?: any[]) {
+  return {
+    object: 'customer',
+    id: row.id,
+    account_id: row.account_id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    country: row.country,
+    alternate_emails: row.alternate_emails ?? [],
+    is_guest: row.is_guest,
+    deleted: row.deleted,
+    metadata: row.metadata ?? {},
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    addresses: addresses.map(serializeCustomerAddress),
+    ...(paymentMethods ? { payment_methods: paymentMethods.map(serializePaymentMethod) } : {}),
+  };
+}
+
+export function serializeMembership(row: any) {
+  return {
+    object: 'account_membership',
+    id: row.id,
+    account_id: row.account_id,
+    user_id: row.user_id,
+    role: row.role,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function serializeNotification(row: any, account?: any) {
+  return {
+    object: 'notification',
+    id: row.id,
+    user_id: row.user_id ?? null,
+    account_id: row.account_id,
+    type: row.type,
+    details: row.details ?? {},
+    archived: row.archived_at !== null && row.archived_at !== undefined,
+    archived_at: iso(row.archived_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    ...(account ? { account: serializeAccount(account) } : {}),
+  };
+}

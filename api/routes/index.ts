@@ -1,7 +1,9 @@
 import type { Route } from '../route';
 import { accountRoutes } from './accounts';
+import { customerRoutes } from './customers';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
   ...accountRoutes,
+  ...customerRoutes,
 ];

@@ -1,0 +1,159 @@
+import type { Knex } from 'knex';
+import { newId } from '../../lib/ids';
+import { envTable, Environment } from '../environments';
+
+export type AddressType = 'BILLING' | 'SHIPPING';
+
+export interface AddressInput {
+  type?: AddressType;
+  label?: string;
+  country?: string;
+  city?: string;
+  state?: string;
+  line1?: string;
+  line2?: string;
+  zip?: string;
+}
+
+export interface CustomerFields {
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  country?: string | null;
+  alternate_emails?: string[];
+  is_guest?: boolean;
+  metadata?: Record<string, string>;
+}
+
+/** Addresses of each customer, newest first. */
+export async function addressesByCustomer(db: Knex, env: Environment, customerIds: string[]): Promise<Map<string, any[]>> {
+  const rows = customerIds.length
+    ? await db(envTable(env, 'customer_addresses')).whereIn('customer_id', customerIds).orderBy('created_at', 'desc').orderBy('id', 'desc')
+    : [];
+  const map = new Map<string, any[]>(customerIds.map((id) => [id, []]));
+  for (const row of rows) map.get(row.customer_id)!.push(row);
+  return map;
+}
+
+export async function findCustomer(db: Knex, env: Environment, id: string): Promise<any | undefined> {
+  return db(envTable(env, 'customers')).where({ id, deleted: false }).first();
+}
+
+/** Locks a live customer row for the rest of the transaction, so address changes on it serialize. */
+async function lockCustomer(trx: Knex.Transaction, env: Environment, id: string): Promise<any | undefined> {
+  return trx(envTable(env, 'customers')).where({ id, deleted: false }).forUpdate().first();
+}
+
+function addressRow(customerId: string, input: AddressInput, isDefault: boolean) {
+  return {
+    id: newId('addr'),
+    customer_id: customerId,
+    type: input.type ?? 'BILLING',
+    label: input.label ?? null,
+    country: input.country ?? null,
+    city: input.city ?? null,
+    state: input.state ?? null,
+    line1: input.line1 ?? null,
+    line2: input.line2 ?? null,
+    zip: input.zip ?? null,
+    is_default: isDefault,
+  };
+}
+
+async function hasDefault(trx: Knex.Transaction, env: Environment, customerId: string, type: string): Promise<boolean> {
+  return Boolean(await trx(envTable(env, 'customer_addresses')).where({ customer_id: customerId, type, is_default: true }).first('id'));
+}
+
+function customerColumns(fields: CustomerFields) {
+  const columns: Record<string, unknown> = {};
+  for (const key of ['name', 'email', 'phone', 'country', 'is_guest'] as const) {
+    if (fields[key] !== undefined) columns[key] = fields[key];
+  }
+  if (fields.alternate_emails !== undefined) columns.alternate_emails = JSON.stringify(fields.alternate_emails);
+  if (fields.metadata !== undefined) columns.metadata = JSON.stringify(fields.metadata);
+  return columns;
+}
+
+/** A customer and its first addresses in one transaction; the first address of each type is its default. */
+export async function createCustomer(db: Knex, env: Environment, accountId: string, fields: CustomerFields, addresses: AddressInput[] = []) {
+  return db.transaction(async (trx) => {
+    const [customer] = await trx(envTable(env, 'customers'))
+      .insert({ id: newId('cus'), account_id: accountId, ...customerColumns(fields) })
+      .returning('*');
+    const seen = new Set<string>();
+    const rows = addresses.map((a) => {
+      const type = a.type ?? 'BILLING';
+      const first = !seen.has(type);
+      seen.add(type);
+      return addressRow(customer.id, a, first);
+    });
+    if (rows.length) await trx(envTable(env, 'customer_addresses')).insert(rows);
+    return customer;
+  });
+}
+
+export async function updateCustomer(db: Knex, env: Environment, id: string, fields: CustomerFields): Promise<any | undefined> {
+  const [row] = await db(envTable(env, 'customers'))
+    .where({ id, deleted: false })
+    .update({ ...customerColumns(fields), updated_at: db.fn.now() })
+    .returning('*');
+  return row;
+}
+
+/**
+ * Soft-deletes a customer. Its stored cards go with it: marked deleted and their secrets wiped, since
+ * nothing may charge them any more.
+ */
+export async function deleteCustomer(db: Knex, env: Environment, id: string): Promise<any | undefined> {
+  return db.transaction(async (trx) => {
+    const [row] = await trx(envTable(env, 'customers')).where({ id, deleted: false }).update({ deleted: true, updated_at: trx.fn.now() }).returning('*');
+    if (!row) return undefined;
+    await trx(envTable(env, 'payment_methods')).where({ customer_id: id, deleted: false })
+      .update({ deleted: true, pan_encrypted: '', cvc_encrypted: null, updated_at: trx.fn.now() });
+    return row;
+  });
+}
+
+/** Adds an address; it becomes the default of its type when that type has none. Null: no such customer. */
+export async function addAddress(db: Knex, env: Environment, customerId: string, input: AddressInput): Promise<any | null> {
+  return db.transaction(async (trx) => {
+    if (!(await lockCustomer(trx, env, customerId))) return null;
+    const isDefault = !(await hasDefault(trx, env, customerId, input.type ?? 'BILLING'));
+    const [row] = await trx(envTable(env, 'customer_addresses')).insert(addressRow(customerId, input, isDefault)).returning('*');
+    return row;
+  });
+}
+
+/**
+ * Makes an address the default of its type. The customer row is locked first so concurrent calls run one
+ * after the other; clearing the old default and setting the new one happen in the same transaction (and
+ * the partial unique index refuses two defaults if anything ever slips past). Null: no such address.
+ */
+export async function markAddressPrimary(db: Knex, env: Environment, customerId: string, addressId: string): Promise<any | null> {
+  return db.transaction(async (trx) => {
+    if (!(await lockCustomer(trx, env, customerId))) return null;
+    const table = envTable(env, 'customer_addresses');
+    const address = await trx(table).where({ id: addressId, customer_id: customerId }).first();
+    if (!address) return null;
+    if (address.is_default) return address;
+    await trx(table).where({ customer_id: customerId, type: address.type, is_default: true }).update({ is_default: false, updated_at: trx.fn.now() });
+    const [row] = await trx(table).where({ id: addressId }).update({ is_default: true, updated_at: trx.fn.now() }).returning('*');
+    return row;
+  });
+}
+
+/** Removes an address; when it was the default, the newest remaining one of its type takes over. */
+export async function removeAddress(db: Knex, env: Environment, customerId: string, addressId: string): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    if (!(await lockCustomer(trx, env, customerId))) return false;
+    const table = envTable(env, 'customer_addresses');
+    const [removed] = await trx(table).where({ id: addressId, customer_id: customerId }).del().returning('*');
+    if (!removed) return false;
+    if (removed.is_default) {
+      const next = await trx(table).where({ customer_id: customerId, type: removed.type })
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').first('id');
+      if (next) await trx(table).where({ id: next.id }).update({ is_default: true, updated_at: trx.fn.now() });
+    }
+    return true;
+  });
+}
