@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'dashboard/dist/**', 'docs/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'test/.tmp/**', 'dashboard/dist/**', 'docs/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,7 @@ import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-type Empty = TObject<{}>;
+type Empty = TObject<Record<string, never>>;
 
 export interface HandlerArgs<P, Q, B> {
   params: P;
