@@ -1,9 +1,15 @@
 import type { Route } from '../route';
 import { accountRoutes } from './accounts';
 import { customerRoutes } from './customers';
+import { apiKeyRoutes } from './api-keys';
+import { membershipRoutes } from './memberships';
+import { notificationRoutes } from './notifications';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
   ...accountRoutes,
   ...customerRoutes,
+  ...apiKeyRoutes,
+  ...membershipRoutes,
+  ...notificationRoutes,
 ];
