@@ -30,6 +30,7 @@ export const ERRORS = {
   invalid_state: { status: 409, message: 'The resource is not in a state that allows this.' },
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
   conflict: { status: 409, message: 'The request conflicts with a concurrent change.' },
+  fee_already_exists: { status: 409, message: 'The config already has a fee for that method and installment count.' },
   // 415
   unsupported_media_type: { status: 415, message: 'Request bodies must be application/json.' },
   // 422

@@ -147,3 +147,228 @@ export function serializeNotification(row: any, account?: any) {
     ...(account ? { account: serializeAccount(account) } : {}),
   };
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Payment providers, provider configs, fees, routing rules
+
+const MASK = '••••';
+/** Strings this long show their last 4 characters; shorter ones show nothing (never more than a third). */
+const MASK_SHOW_LAST4_FROM = 12;
+/** The sandbox simulator's knobs (DESIGN §5): switches and numbers that are not secret, so they stay visible. */
+const VISIBLE_CREDENTIAL_KEYS = new Set(['simulate']);
+
+/**
+ * The masked view of a provider config's credentials: keys are kept so a merchant can see what is set,
+ * every string becomes `••••` (plus its last 4 characters when it is at least 12 long), and numbers and
+ * booleans become `••••` too — except the scalar knobs under `simulate`, which are test switches.
+ */
+export function maskCredentials(value: unknown, visible = false): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskCredentials(item, visible));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, maskCredentials(child, visible || VISIBLE_CREDENTIAL_KEYS.has(key))]));
+  }
+  if (typeof value === 'string') return value.length >= MASK_SHOW_LAST4_FROM ? `${MASK}${value.slice(-4)}` : MASK;
+  if (value === null) return null;
+  return visible && (typeof value === 'number' || typeof value === 'boolean') ? value : MASK;
+}
+
+/** One txn mapping of a method (stored as jsonb on the method row). */
+export function serializeTxnMapping(methodId: string, mapping: any) {
+  return {
+    object: 'payment_provider_method_txn_mapping',
+    payment_provider_method_id: methodId,
+    strategy: mapping.strategy,
+    strategy_identifier: mapping.strategy_identifier,
+    type: mapping.type,
+    capabilities: mapping.capabilities ?? {},
+  };
+}
+
+export function serializePaymentProviderMethod(row: any) {
+  return {
+    object: 'payment_provider_method',
+    id: row.id,
+    payment_provider_id: row.payment_provider_id,
+    name: row.name,
+    category: row.category,
+    type: row.type,
+    network: row.network,
+    installments_supported: row.installments_supported,
+    txn_mappings: ((row.txn_mappings ?? []) as any[]).map((m) => serializeTxnMapping(row.id, m)),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function serializePaymentProvider(row: any, methods: any[] = []) {
+  return {
+    object: 'payment_provider',
+    id: row.id,
+    name: row.name,
+    identifier: row.identifier,
+    country: row.country ?? null,
+    schemas: row.schemas ?? {},
+    config: row.config ?? {},
+    is_global: row.is_global,
+    methods: methods.map(serializePaymentProviderMethod),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function serializeProviderConfigFee(row: any) {
+  return {
+    object: 'payment_provider_config_fee',
+    id: row.id,
+    payment_provider_config_id: row.payment_provider_config_id,
+    payment_provider_method_id: row.payment_provider_method_id,
+    installment_count: row.installment_count,
+    volume_fee: Number(row.volume_fee),
+    fixed_fee: Number(row.fixed_fee),
+    fixed_fee_currency: row.fixed_fee_currency,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function serializeRoutingRule(row: any) {
+  return {
+    object: 'payment_provider_config_routing_rule',
+    id: row.id,
+    payment_provider_config_id: row.payment_provider_config_id,
+    conditions: row.conditions ?? {},
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/**
+ * A provider config. `credentials` is the decrypted value and is always masked here, so no caller can
+ * put credentials in a response by forgetting to; the row's `credentials_encrypted` is never copied.
+ */
+export function serializePaymentProviderConfig(row: any, embeds: { credentials: unknown; fees?: any[]; rules?: any[] }) {
+  return {
+    object: 'payment_provider_config',
+    id: row.id,
+    account_id: row.account_id,
+    payment_provider_id: row.payment_provider_id,
+    name: row.name,
+    credentials: maskCredentials(embeds.credentials ?? {}),
+    merchant_capabilities: row.merchant_capabilities ?? {},
+    deleted: row.deleted,
+    fees: (embeds.fees ?? []).map(serializeProviderConfigFee),
+    routing_rules: (embeds.rules ?? []).map(serializeRoutingRule),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Payments, charges, routing plans
+
+const CREDENTIAL_KEYS = new Set(['credentials', 'credentials_encrypted']);
+
+/** A copy of `value` without any credentials key at any depth (snapshots are shown to merchants). */
+export function withoutCredentials(value: unknown, depth = 0): unknown {
+  if (depth > 10) return null;
+  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).filter(([key]) => !CREDENTIAL_KEYS.has(key))
+      .map(([key, child]) => [key, withoutCredentials(child, depth + 1)]));
+  }
+  return value;
+}
+
+export function serializeCharge(row: any) {
+  const performance = (row.performance ?? {}) as Record<string, unknown>;
+  return {
+    object: 'charge',
+    id: row.id,
+    payment_id: row.payment_id,
+    payment_method_id: row.payment_method_id ?? null,
+    customer_id: row.customer_id ?? null,
+    account_id: row.account_id,
+    status: row.status,
+    amount: Number(row.amount),
+    authorized_amount: Number(row.authorized_amount ?? 0),
+    captured_amount: Number(row.captured_amount ?? 0),
+    refunded_amount: Number(row.refunded_amount ?? 0),
+    pending_refund_amount: Number(row.pending_refund_amount ?? 0),
+    currency: row.currency,
+    installments: row.installments,
+    attempt_no: row.attempt_no,
+    security: row.security ?? {},
+    transaction: row.transaction ?? {},
+    details: row.details ?? {},
+    metadata: row.metadata ?? {},
+    exchanges: row.exchanges ?? [],
+    // Milliseconds the attempt took; 0 until it is known.
+    performance: { ...performance, duration: typeof performance.duration === 'number' ? performance.duration : 0 },
+    routing_plan_id: row.routing_plan_id ?? null,
+    payment_provider_id: row.payment_provider_id ?? null,
+    payment_provider_config_id: row.payment_provider_config_id ?? null,
+    payment_provider_method_id: row.payment_provider_method_id ?? null,
+    routing_origin: row.routing_origin,
+    payment_provider_config_snapshot: withoutCredentials(row.payment_provider_config_snapshot ?? {}),
+    decline_code: row.decline_code ?? null,
+    provider_reference: row.provider_reference ?? null,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** A routing plan; `charges` and `payment` are embedded only when given (already serialized or rows). */
+export function serializeRoutingPlan(row: any, embeds: { charges?: any[]; payment?: any; attempts?: any[] } = {}): Record<string, unknown> {
+  return {
+    object: 'routing_plan',
+    id: row.id,
+    account_id: row.account_id,
+    payment_id: row.payment_id,
+    request_id: row.request_id ?? null,
+    trace_id: row.trace_id ?? null,
+    current_index: row.current_index,
+    routing_origin: row.routing_origin,
+    candidates: row.candidates ?? [],
+    metadata: row.metadata ?? {},
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
+    ...(embeds.attempts ? { attempts: embeds.attempts } : {}),
+    ...(embeds.payment !== undefined ? { payment: embeds.payment === null ? null : serializePayment(embeds.payment) } : {}),
+  };
+}
+
+/**
+ * A payment. Embeds are added only when given: `charges` and `routing_plans` as rows, `customer` and
+ * `events` already serialized (their serializers live with their own resources).
+ */
+export function serializePayment(row: any, embeds: { charges?: any[]; routing_plans?: any[]; customer?: unknown; events?: unknown[] } = {}): Record<string, unknown> {
+  return {
+    object: 'payment',
+    id: row.id,
+    account_id: row.account_id,
+    customer_id: row.customer_id ?? null,
+    checkout_session_id: row.checkout_session_id ?? null,
+    payment_method_id: row.payment_method_id ?? null,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    auto_capture: row.auto_capture,
+    secure_mode: row.secure_mode,
+    installments: row.installments,
+    routing_origin: row.routing_origin,
+    routing: row.routing ?? {},
+    amount_capturable: Number(row.amount_capturable ?? 0),
+    amount_received: Number(row.amount_received ?? 0),
+    amount_refunded: Number(row.amount_refunded ?? 0),
+    cancellation_reason: row.cancellation_reason ?? null,
+    last_error: row.last_error ?? null,
+    metadata: row.metadata ?? {},
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
+    ...(embeds.customer !== undefined ? { customer: embeds.customer } : {}),
+    ...(embeds.routing_plans ? { routing_plans: embeds.routing_plans.map((plan) => serializeRoutingPlan(plan)) } : {}),
+    ...(embeds.events ? { events: embeds.events } : {}),
+  };
+}

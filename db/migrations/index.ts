@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as core from './001_core';
 import * as environments from './002_environments';
+import * as providers from './004_providers';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -8,6 +9,7 @@ interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<v
 const MIGRATIONS: [string, Migration][] = [
   ['001_core', core],
   ['002_environments', environments],
+  ['004_providers', providers],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
