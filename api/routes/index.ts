@@ -1,5 +1,8 @@
 import type { Route } from '../route';
 import { accountRoutes } from './accounts';
+import { paymentProviderRoutes } from './payment-providers';
+import { providerConfigRoutes } from './provider-configs';
+import { routingPlanRoutes } from './routing-plans';
 import { customerRoutes } from './customers';
 import { apiKeyRoutes } from './api-keys';
 import { membershipRoutes } from './memberships';
@@ -12,4 +15,7 @@ export const ROUTES: Route[] = [
   ...apiKeyRoutes,
   ...membershipRoutes,
   ...notificationRoutes,
+  ...paymentProviderRoutes,
+  ...providerConfigRoutes,
+  ...routingPlanRoutes,
 ];

@@ -1,0 +1,149 @@
+import { Type } from '@sinclair/typebox';
+import { getAdapter, isAdapterIdentifier, adapterIdentifiers } from '../../activities/providers/registry';
+import type { ProviderAdapter } from '../../activities/providers/types';
+import type { Environment } from '../../db/environments';
+import { createPaymentProvider, listPaymentProviders, NewProviderMethod, NewTxnMapping } from '../../db/repositories/payment-providers';
+import { serializePaymentProvider } from '../../db/serialize';
+import { compileCredentialsSchema } from '../../lib/credentials-schema';
+import { ApiError } from '../errors';
+import { defineRoute } from '../route';
+import { Country, FreeForm, Id, Obj } from '../schemas';
+import { PaymentProviderSchema } from './routing-schemas';
+
+const UpperToken = (maxLength: number, description: string) => Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', maxLength, description });
+
+const TxnMappingInput = Obj({
+  strategy: Type.Optional(UpperToken(40, 'how the method is executed; default SDK (the provider adapter)')),
+  strategy_identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'default: the provider identifier' })),
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'default CARD_PAYMENT' })),
+  capabilities: Type.Optional(FreeForm),
+});
+
+const MethodInput = Obj({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  category: Type.Literal('CARD'),
+  type: Type.Union([Type.Literal('CREDIT_CARD'), Type.Literal('DEBIT_CARD')]),
+  network: UpperToken(40, 'card network, e.g. VISA, MASTERCARD, AMEX, DISCOVER'),
+  installments_supported: Type.Optional(Type.Boolean({ default: false })),
+  txn_mappings: Type.Optional(Type.Array(TxnMappingInput, { minItems: 1, maxItems: 10 })),
+});
+
+/** The txn mapping a method gets when none is given: the adapter itself (SDK), with what it declares it can do. */
+function defaultTxnMapping(adapter: ProviderAdapter, installmentsSupported: boolean): NewTxnMapping {
+  const c = adapter.capabilities;
+  return {
+    strategy: 'SDK',
+    strategy_identifier: adapter.identifier,
+    type: 'CARD_PAYMENT',
+    capabilities: {
+      authorize: true, capture: true, partial_capture: c.partialCapture, void: c.void, refund: c.refund,
+      partial_refund: c.partialRefund, installments: c.installments && installmentsSupported,
+    },
+  };
+}
+
+function isSystemActor(principal: { kind: string; actorType?: string }): boolean {
+  return principal.kind === 'user' && principal.actorType === 'system';
+}
+
+export const paymentProviderRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/payment-providers',
+    tag: 'Payment providers',
+    summary: 'Register a payment provider in the live or the sandbox environment (system actor only)',
+    permission: null,
+    systemOnly: true,
+    status: 201,
+    message: 'Payment provider created',
+    query: Obj({ sandbox_mode: Type.Optional(Type.Boolean({ description: 'true: the sandbox environment; else live' })) }),
+    body: Obj({
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      identifier: Type.String({ minLength: 1, maxLength: 64, description: 'the built-in adapter that speaks to this provider, e.g. sandbox' }),
+      config: Type.Optional(FreeForm),
+      is_global: Type.Optional(Type.Boolean({ default: false })),
+      country: Type.Optional(Country),
+      schemas: Type.Optional(Type.Object({}, {
+        additionalProperties: true,
+        description: '`credentials`: the JSON Schema provider configs\' credentials must satisfy (default: the adapter\'s)',
+      })),
+      methods: Type.Optional(Type.Array(MethodInput, { minItems: 1, maxItems: 100, description: 'default: the adapter\'s catalogue' })),
+    }),
+    response: PaymentProviderSchema,
+    async handler({ query, body, deps }) {
+      if (!isAdapterIdentifier(body.identifier)) {
+        throw new ApiError('unknown_provider_adapter', `No adapter "${body.identifier}"; known: ${adapterIdentifiers().join(', ')}.`, {
+          identifier: body.identifier, known: adapterIdentifiers(),
+        });
+      }
+      const adapter = getAdapter(body.identifier);
+      const schemas: Record<string, unknown> = { ...(body.schemas ?? {}) };
+      if (schemas.credentials === undefined) {
+        schemas.credentials = adapter.credentialsSchema;
+      } else {
+        const compiled = compileCredentialsSchema(schemas.credentials);
+        if (!compiled.ok) throw ApiError.validation([{ path: 'body/schemas/credentials', message: compiled.error }]);
+      }
+      const methods: NewProviderMethod[] = body.methods
+        ? body.methods.map((m) => {
+          const installments = m.installments_supported ?? false;
+          return {
+            name: m.name,
+            category: m.category,
+            type: m.type,
+            network: m.network,
+            installments_supported: installments,
+            txn_mappings: m.txn_mappings
+              ? m.txn_mappings.map((t) => ({
+                strategy: t.strategy ?? 'SDK',
+                strategy_identifier: t.strategy_identifier ?? body.identifier,
+                type: t.type ?? 'CARD_PAYMENT',
+                capabilities: t.capabilities ?? {},
+              }))
+              : [defaultTxnMapping(adapter, installments)],
+          };
+        })
+        : adapter.defaultMethods.map((m) => ({ ...m, txn_mappings: m.txn_mappings.map((t) => ({ ...t })) }));
+      const env: Environment = query.sandbox_mode ? 'sandbox' : 'production';
+      const created = await createPaymentProvider(deps.db, env, {
+        name: body.name,
+        identifier: body.identifier,
+        country: body.country,
+        isGlobal: body.is_global ?? false,
+        config: body.config ?? {},
+        schemas,
+        methods,
+      });
+      return { data: serializePaymentProvider(created.provider, created.methods) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/payment-providers',
+    tag: 'Payment providers',
+    summary: 'List the payment providers of the caller\'s environment, with their methods',
+    permission: 'routing:read',
+    message: 'Payment providers retrieved',
+    query: Obj({
+      account_id: Type.Optional(Id('acct')),
+      sandbox_mode: Type.Optional(Type.Boolean({ description: 'system actor only, without account_id: which environment to list' })),
+    }),
+    response: Type.Array(PaymentProviderSchema),
+    async handler({ query, principal, access, deps }) {
+      let env: Environment;
+      if (isSystemActor(principal) && !query.account_id) {
+        env = query.sandbox_mode ? 'sandbox' : 'production';
+      } else {
+        // The environment is the account's (named, or the key's own): a caller cannot pick another one.
+        const scope = await access.forAccount(query.account_id);
+        env = scope.environment;
+        if (query.sandbox_mode !== undefined && query.sandbox_mode !== (env === 'sandbox')) {
+          throw ApiError.validation([{ path: 'query/sandbox_mode', message: `contradicts the account's environment (${env})` }]);
+        }
+      }
+      const providers = await listPaymentProviders(deps.db, env);
+      return { data: providers.map(({ provider, methods }) => serializePaymentProvider(provider, methods)) };
+    },
+  }),
+];
