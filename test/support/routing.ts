@@ -1,0 +1,24 @@
+import { expect } from 'vitest';
+import { bearer, Merchant, signToken, TestStack, unique } from './stack';
+
+/** A token for the system actor (the only caller that may register payment providers). */
+export function systemToken(): string {
+  return signToken({ sub: unique('usr_system'), workspace_id: unique('ws_system'), actor_type: 'system' });
+}
+
+/** A `sandbox`-adapter provider with the default catalogue, in the sandbox or the live environment. */
+export async function createProvider(stack: TestStack, opts: { sandbox?: boolean; body?: Record<string, unknown> } = {}) {
+  const res = await stack.http.post(`/v1/payment-providers${opts.sandbox ? '?sandbox_mode=true' : ''}`)
+    .set(bearer(systemToken()))
+    .send({ name: 'Sandbox processor', identifier: 'sandbox', ...opts.body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data;
+}
+
+/** A provider config of the merchant's account, through the public API. */
+export async function createConfig(stack: TestStack, m: Merchant, providerId: string, body: Record<string, unknown> = {}) {
+  const res = await stack.http.post(`/v1/payment-provider-configs?account_id=${m.account.id}`).set(bearer(m.token))
+    .send({ payment_provider_id: providerId, name: 'Primary', credentials: { api_key: 'sk_sim_primary_0001' }, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data;
+}
