@@ -39,7 +39,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
     ctx.state.principal = await deps.auth.authenticate(ctx.get('Authorization') || undefined, ctx.ip);
     await next();
   });
-  v1.use(idempotency(deps.db));
+  v1.use(idempotency(deps.db, deps.config.apiKeyPepper));
   for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
 
   app.use(requestContext());

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type Koa from 'koa';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Db } from '../../db/knex';
@@ -17,8 +17,12 @@ function scopeOf(principal: Principal, accountId: unknown): string {
   return typeof accountId === 'string' && accountId ? `acct:${accountId}|usr:${principal.userId}` : `usr:${principal.userId}`;
 }
 
-function requestHash(ctx: Koa.Context): string {
-  return createHash('sha256')
+/**
+ * The request's fingerprint: an HMAC under the server pepper, not a bare hash, because bodies can carry
+ * a card number and a bare hash of a predictable body could be brute-forced back to it.
+ */
+function requestHash(ctx: Koa.Context, pepper: string): string {
+  return createHmac('sha256', pepper)
     .update(stableStringify({ method: ctx.method, path: ctx.path, query: ctx.query, body: ctx.request.body ?? {} }))
     .digest('hex');
 }
@@ -29,7 +33,7 @@ function requestHash(ctx: Koa.Context): string {
  * while the first still runs gets 409; the same key with another body gets 422. The key is claimed with
  * one INSERT … ON CONFLICT, so concurrent arrivals cannot both run.
  */
-export function idempotency(db: Db): Koa.Middleware {
+export function idempotency(db: Db, pepper: string): Koa.Middleware {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (ctx.method !== 'POST' || !key) return next();
@@ -37,7 +41,7 @@ export function idempotency(db: Db): Koa.Middleware {
       throw ApiError.validation([{ path: 'header/Idempotency-Key', message: `must be at most ${MAX_KEY_LENGTH} characters` }]);
     }
     const scope = scopeOf(ctx.state.principal as Principal, ctx.query.account_id);
-    const hash = requestHash(ctx);
+    const hash = requestHash(ctx, pepper);
 
     const claimed = await claim(db, scope, key, hash);
     if (!claimed) {
