@@ -372,3 +372,77 @@ export function serializePayment(row: any, embeds: { charges?: any[]; routing_pl
     ...(embeds.events ? { events: embeds.events } : {}),
   };
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Webhooks
+
+/**
+ * A webhook endpoint. `secret` is the plaintext and is given only on create and rotate-secret (shown
+ * once); the stored secrets (`*_secret_encrypted`) are never copied.
+ */
+export function serializeWebhookEndpoint(row: any, secret?: string) {
+  return {
+    object: 'webhook_endpoint',
+    id: row.id,
+    account_id: row.account_id,
+    url: row.url,
+    description: row.description ?? null,
+    events: row.events ?? ['*'],
+    metadata: row.metadata ?? {},
+    status: row.status,
+    disabled_reason: row.status === 'disabled' ? (row.disabled_reason ?? null) : null,
+    secret: secret ?? null,
+    secret_rotation: row.secret_rotation ?? 0,
+    previous_secret_expires_at: row.previous_secret_encrypted ? iso(row.previous_secret_expires_at) : null,
+    verification: row.verification ?? null,
+    verified_at: iso(row.verified_at),
+    failing_since: iso(row.failing_since),
+    deleted: row.deleted,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function serializeWebhookAttempt(row: any) {
+  return {
+    object: 'webhook_attempt',
+    id: row.id,
+    delivery_id: row.delivery_id,
+    endpoint_id: row.endpoint_id,
+    attempt_no: row.attempt_no,
+    trigger: row.trigger,
+    url: row.url,
+    webhook_timestamp: row.webhook_timestamp,
+    status_code: row.status_code,
+    outcome: row.outcome,
+    duration_ms: row.duration_ms,
+    response_body: row.response_body ?? null,
+    response_body_truncated: row.response_body_truncated,
+    error: row.error ?? null,
+    created_at: iso(row.created_at),
+  };
+}
+
+/** A webhook delivery; `attempts` (rows, oldest first) is embedded only when given. */
+export function serializeWebhookDelivery(row: any, attempts?: any[]) {
+  return {
+    object: 'webhook_delivery',
+    id: row.id,
+    account_id: row.account_id,
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    replay_count: row.replay_count,
+    next_attempt_at: iso(row.next_attempt_at),
+    last_attempt_at: iso(row.last_attempt_at),
+    last_status_code: row.last_status_code ?? null,
+    last_error: row.last_error ?? null,
+    succeeded_at: iso(row.succeeded_at),
+    dead_lettered_at: iso(row.dead_lettered_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    ...(attempts ? { attempts: attempts.map(serializeWebhookAttempt) } : {}),
+  };
+}

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as core from './001_core';
 import * as environments from './002_environments';
 import * as providers from './004_providers';
+import * as webhooks from './005_webhooks';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -10,6 +11,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['001_core', core],
   ['002_environments', environments],
   ['004_providers', providers],
+  ['005_webhooks', webhooks],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
