@@ -1,6 +1,7 @@
 import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import { apiKeyActivities } from './api-keys';
+import { webhookActivities } from './webhooks';
 
 export interface ActivityDeps {
   db: Db;
@@ -11,6 +12,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...apiKeyActivities(deps.db),
+    ...webhookActivities(deps),
   };
 }
 

@@ -1,0 +1,18 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { WebhookSecretRotationInput } from './webhook-shared';
+
+const { dropPreviousWebhookSecret } = proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', maximumInterval: '1m', maximumAttempts: 20 },
+});
+
+/**
+ * `webhook-secret-rotation/<we_id>/<n>`: the API has already swapped the secrets (the previous one is
+ * signed with too, until it expires); this durable timer then drops the previous secret. Signing also
+ * checks the expiry, so a late timer never extends the old secret's life.
+ */
+export async function webhookSecretRotationWorkflow(input: WebhookSecretRotationInput): Promise<{ dropped: boolean }> {
+  if (input.expirePreviousInSeconds > 0) await sleep(input.expirePreviousInSeconds * 1000);
+  return dropPreviousWebhookSecret({ environment: input.environment, endpointId: input.endpointId, rotation: input.rotation });
+}
