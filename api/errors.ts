@@ -10,6 +10,7 @@ export const ERRORS = {
   payload_too_large: { status: 400, message: 'The request body is larger than 1 MiB.' },
   prod_account_id_required: { status: 400, message: 'A sandbox account needs prod_account_id.' },
   invalid_card: { status: 400, message: 'The card is not valid.' },
+  webhook_url_not_allowed: { status: 400, message: 'That URL cannot receive webhooks.' },
   // 401
   missing_authorization: { status: 401, message: 'Authorization: Bearer <token> is required.' },
   invalid_token: { status: 401, message: 'The bearer token is not valid.' },

@@ -7,6 +7,7 @@ import { customerRoutes } from './customers';
 import { apiKeyRoutes } from './api-keys';
 import { membershipRoutes } from './memberships';
 import { notificationRoutes } from './notifications';
+import { webhookRoutes } from './webhooks';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
@@ -18,4 +19,5 @@ export const ROUTES: Route[] = [
   ...paymentProviderRoutes,
   ...providerConfigRoutes,
   ...routingPlanRoutes,
+  ...webhookRoutes,
 ];
