@@ -2,6 +2,8 @@ import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import { apiKeyActivities } from './api-keys';
 import { webhookActivities } from './webhooks';
+import { paymentActivities } from './payments';
+import { Vault } from '../lib/vault';
 
 export interface ActivityDeps {
   db: Db;
@@ -13,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...apiKeyActivities(deps.db),
     ...webhookActivities(deps),
+    ...paymentActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
   };
 }
 

@@ -446,3 +446,35 @@ export function serializeWebhookDelivery(row: any, attempts?: any[]) {
     ...(attempts ? { attempts: attempts.map(serializeWebhookAttempt) } : {}),
   };
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Events
+
+/** An event record (SPEC `event`): the timeline entry behind a transition and the source of webhooks. */
+export function serializeEvent(row: any) {
+  return {
+    object: 'event',
+    id: row.id,
+    event: row.event,
+    account_id: row.account_id,
+    workspace_id: row.workspace_id ?? null,
+    data: row.data ?? {},
+    version: row.version,
+    request_id: row.request_id ?? null,
+    trace_id: row.trace_id ?? null,
+    region: row.region ?? null,
+    subject_type: row.subject_type ?? null,
+    subject_id: row.subject_id ?? null,
+    payment_id: row.payment_id ?? null,
+    charge_id: row.charge_id ?? null,
+    refund_id: row.refund_id ?? null,
+    checkout_session_id: row.checkout_session_id ?? null,
+    actor_type: row.actor_type ?? null,
+    actor_id: row.actor_id ?? null,
+    api_key_id: row.api_key_id ?? null,
+    service: row.service ?? null,
+    routing_plan_id: row.routing_plan_id ?? null,
+    attempt_id: row.attempt_id ?? null,
+    created_at: iso(row.created_at),
+  };
+}

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import ms from 'ms';
 import { randomSecret } from './secrets';
 
 /** The repository root, found from this file whether it runs from source or from dist/. */
@@ -31,8 +32,11 @@ export interface Config {
   simulatorUrl?: string;
   webhookAllowPrivate: boolean;
   webhookRetrySchedule?: string;
-  authExpiry: string;
-  paymentExpiry: string;
+  /** AUTH_EXPIRY and PAYMENT_EXPIRY, in milliseconds. */
+  authExpiryMs: number;
+  paymentExpiryMs: number;
+  /** How long a provider call may take before its outcome is unknown (and reconciled, never cascaded). */
+  providerTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -53,6 +57,13 @@ function devSecrets(dataDir: string): { jwtSecret: string; vaultKey: string; api
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+/** A duration such as `7d`, `24h`, `90s` or `1500ms`, in milliseconds. */
+function duration(name: string, value: string): number {
+  const parsed = ms(value as ms.StringValue);
+  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed <= 0) throw new ConfigError(`${name} is not a duration: ${value}`);
+  return parsed;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -108,7 +119,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     simulatorUrl: env.SIMULATOR_URL || undefined,
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE, !production),
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE || undefined,
-    authExpiry: env.AUTH_EXPIRY || '7d',
-    paymentExpiry: env.PAYMENT_EXPIRY || '24h',
+    authExpiryMs: duration('AUTH_EXPIRY', env.AUTH_EXPIRY || '7d'),
+    paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
+    providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
   };
 }

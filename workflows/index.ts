@@ -4,3 +4,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { webhookVerificationWorkflow } from './webhook-verification';
 export { webhookSecretRotationWorkflow } from './webhook-secret-rotation';
 export { webhookFanOutWorkflow } from './webhook-fan-out';
+export { paymentWorkflow } from './payment';

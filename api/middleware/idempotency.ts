@@ -56,6 +56,13 @@ export function idempotency(db: Db, pepper: string): Koa.Middleware {
       return;
     }
 
+    ctx.state.idempotency = {
+      reserve: async (fresh: string) => {
+        const [row] = await db('core.idempotency_keys').where({ scope, key })
+          .update({ resource_id: db.raw('COALESCE(resource_id, ?)', [fresh]) }).returning('resource_id');
+        return (row?.resource_id as string | undefined) ?? fresh;
+      },
+    } satisfies IdempotencyState;
     try {
       await next();
     } catch (err) {
@@ -82,7 +89,9 @@ async function claim(db: Db, scope: string, key: string, hash: string): Promise<
      ON CONFLICT (scope, key) DO UPDATE
        SET request_hash = EXCLUDED.request_hash, state = 'in_progress', response_status = NULL,
            response_body = NULL, response_headers = NULL, locked_at = now(), created_at = now(),
-           expires_at = EXCLUDED.expires_at
+           expires_at = EXCLUDED.expires_at,
+           -- a crashed request's reserved resource stays reserved; an expired key starts afresh
+           resource_id = CASE WHEN core.idempotency_keys.expires_at < now() THEN NULL ELSE core.idempotency_keys.resource_id END
        WHERE core.idempotency_keys.expires_at < now()
           OR (core.idempotency_keys.state = 'in_progress' AND core.idempotency_keys.locked_at < ?)
      RETURNING key`,
@@ -95,6 +104,17 @@ async function store(db: Db, scope: string, key: string, status: number, body: u
   await db('core.idempotency_keys')
     .where({ scope, key })
     .update({ state: 'done', response_status: status, response_body: JSON.stringify(body ?? null), response_headers: JSON.stringify(headers) });
+}
+
+export interface IdempotencyState {
+  /** The id to create the resource under: `fresh`, or the one a crashed earlier try with this key reserved. */
+  reserve(fresh: string): Promise<string>;
+}
+
+/** The id a create route should use: reserved under the request's Idempotency-Key when there is one. */
+export async function reserveResourceId(ctx: Koa.Context, fresh: string): Promise<string> {
+  const state = ctx.state.idempotency as IdempotencyState | undefined;
+  return state ? state.reserve(fresh) : fresh;
 }
 
 /** Drops keys past their 24 h retention; run periodically by the API process. */

@@ -8,6 +8,7 @@ import { apiKeyRoutes } from './api-keys';
 import { membershipRoutes } from './memberships';
 import { notificationRoutes } from './notifications';
 import { webhookRoutes } from './webhooks';
+import { paymentRoutes } from './payments';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
@@ -20,4 +21,5 @@ export const ROUTES: Route[] = [
   ...providerConfigRoutes,
   ...routingPlanRoutes,
   ...webhookRoutes,
+  ...paymentRoutes,
 ];

@@ -3,6 +3,7 @@ import * as core from './001_core';
 import * as environments from './002_environments';
 import * as providers from './004_providers';
 import * as webhooks from './005_webhooks';
+import * as idempotencyResource from './006_idempotency_resource';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -12,6 +13,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['002_environments', environments],
   ['004_providers', providers],
   ['005_webhooks', webhooks],
+  ['006_idempotency_resource', idempotencyResource],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

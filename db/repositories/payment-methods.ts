@@ -6,7 +6,8 @@ import { envTable, Environment } from '../environments';
 
 export interface NewCard {
   accountId: string;
-  customerId: string;
+  /** Null for a card given at confirm and not saved to a customer. */
+  customerId: string | null;
   card: ValidCard;
   holderName?: string;
   metadata?: Record<string, string>;

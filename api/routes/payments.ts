@@ -1,0 +1,368 @@
+import type Koa from 'koa';
+import { Type } from '@sinclair/typebox';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { envTable, Environment } from '../../db/environments';
+import { presentPayments } from '../../db/repositories/payments';
+import { insertCard } from '../../db/repositories/payment-methods';
+import { serializeEvent } from '../../db/serialize';
+import { newId } from '../../lib/ids';
+import { validateCard } from '../../lib/cards';
+import type { Principal } from '../auth/authenticate';
+import type { AccountScope } from '../auth/access';
+import type { ApiDeps } from '../deps';
+import { ApiError } from '../errors';
+import { reserveResourceId } from '../middleware/idempotency';
+import { defineRoute } from '../route';
+import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
+import { findVisibleRow } from './environment-lookup';
+import { PaymentSchema } from './routing-schemas';
+import {
+  CommandResult, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, RequestContext, SEARCH_ATTRIBUTES, TASK_QUEUES,
+} from '../../workflows/shared';
+
+const Routing = Obj({
+  provider_config_ids: Type.Optional(Type.Array(Id('ppc'), { maxItems: 10, uniqueItems: true })),
+  exclude_provider_config_ids: Type.Optional(Type.Array(Id('ppc'), { maxItems: 50, uniqueItems: true })),
+  max_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+});
+
+const Installments = Type.Integer({ minimum: 1, maximum: 48 });
+
+const Includes = {
+  include_charges: Type.Optional(Type.Boolean()),
+  include_routing_plans: Type.Optional(Type.Boolean()),
+  include_events: Type.Optional(Type.Boolean()),
+  include_customer: Type.Optional(Type.Boolean()),
+  include_payment_provider_details: Type.Optional(Type.Boolean({ description: 'reserved; provider snapshots are on embedded charges' })),
+};
+
+const PaymentStatusSchema = Type.Union(
+  ['CREATED', 'PROCESSING', 'REQUIRES_ACTION', 'AUTHORIZED', 'SUCCEEDED', 'FAILED', 'CANCELED', 'PARTIALLY_REFUNDED', 'REFUNDED']
+    .map((s) => Type.Literal(s)),
+);
+
+const CardBody = Obj({
+  type: Type.Literal('CARD'),
+  card: Obj({
+    number: Type.String({ minLength: 1, maxLength: 30 }),
+    exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
+    exp_year: Type.Integer({ minimum: 0, maximum: 9999 }),
+    cvc: Type.String({ minLength: 3, maxLength: 4 }),
+    holder_name: Type.Optional(Type.String({ maxLength: 200 })),
+  }),
+});
+
+function requestContext(ctx: Koa.Context, principal: Principal): RequestContext {
+  return {
+    requestId: ctx.state.requestId,
+    traceId: ctx.state.traceId,
+    actor: principal.kind === 'api_key'
+      ? { type: 'api_key', id: principal.keyId, apiKeyId: principal.keyId }
+      : { type: principal.actorType, id: principal.userId },
+  };
+}
+
+/** The operator's way into Temporal for this payment. */
+function temporalLink(deps: ApiDeps, paymentId: string) {
+  const workflowId = paymentWorkflowId(paymentId);
+  const namespace = deps.config.temporal.namespace;
+  return {
+    workflow_id: workflowId,
+    namespace,
+    ui_url: `${deps.config.temporal.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`,
+  };
+}
+
+async function loadPayment(deps: ApiDeps, env: Environment, id: string) {
+  return deps.db(envTable(env, 'payments')).where({ id }).first();
+}
+
+async function respondWithPayment(deps: ApiDeps, env: Environment, id: string, flags: Parameters<typeof presentPayments>[3]) {
+  const row = await loadPayment(deps, env, id);
+  const [payment] = await presentPayments(deps.db, env, [row], flags);
+  return { ...payment, temporal: temporalLink(deps, id) };
+}
+
+/**
+ * Sends an update to a payment's workflow and turns Temporal's answers into ours: a validator's
+ * rejection is 409 invalid_state (nothing was written); a finished workflow takes no more commands.
+ */
+async function sendUpdate(deps: ApiDeps, env: Environment, paymentId: string, run: (handle: ReturnType<Awaited<ReturnType<ApiDeps['temporal']>>['workflow']['getHandle']>) => Promise<CommandResult>): Promise<CommandResult> {
+  const client = await deps.temporal();
+  try {
+    return await run(client.workflow.getHandle(paymentWorkflowId(paymentId)));
+  } catch (err) {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure) {
+      const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
+      if (cause.type === 'invalid_state') throw new ApiError('invalid_state', cause.message, details);
+      if (cause.type === 'amount_exceeds_capturable') {
+        throw ApiError.validation([{ path: 'body/amount', message: `must be at most the capturable ${String(details.capturable)}` }]);
+      }
+    }
+    if (err instanceof WorkflowNotFoundError || /already completed|not found/i.test(String((err as Error)?.message))) {
+      const row = await loadPayment(deps, env, paymentId);
+      throw new ApiError('invalid_state', `A ${row?.status ?? 'finished'} payment takes no more commands.`, { status: row?.status });
+    }
+    throw err;
+  }
+}
+
+async function findPayment(deps: ApiDeps, access: Parameters<typeof findVisibleRow>[1], id: string, accountId?: string) {
+  const found = await findVisibleRow(deps.db, access, 'payments', id, 'payment');
+  if (accountId && found.row.account_id !== accountId) throw new ApiError('account_mismatch', 'No such payment in that account.');
+  return found;
+}
+
+export const paymentRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/payments',
+    tag: 'Payments',
+    summary: 'Create a payment (intent) in CREATED; its workflow starts with it',
+    permission: 'payment:create',
+    status: 201,
+    message: 'Payment created',
+    query: Obj({ account_id: Type.Optional(Id('acct')) }),
+    body: Obj({
+      amount: Amount,
+      currency: Currency,
+      auto_capture: Type.Optional(Type.Boolean({ default: true })),
+      secure_mode: Type.Optional(Type.Union([Type.Literal('NONE'), Type.Literal('PREFERRED'), Type.Literal('REQUIRED')])),
+      customer_id: Type.Optional(Id('cus')),
+      customer: Type.Optional(Obj({
+        name: Type.Optional(Type.String({ maxLength: 200 })),
+        email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
+        phone: Type.Optional(Type.String({ maxLength: 40 })),
+        country: Type.Optional(Country),
+      })),
+      installments: Type.Optional(Installments),
+      checkout_session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      metadata: Type.Optional(Metadata),
+      routing: Type.Optional(Routing),
+    }),
+    response: PaymentSchema,
+    async handler({ query, body, access, deps, ctx, principal }) {
+      const scope: AccountScope = await access.forAccount(query.account_id);
+      const env = scope.environment;
+      if (body.customer_id && body.customer) {
+        throw ApiError.validation([{ path: 'body/customer', message: 'give customer_id or customer, not both' }]);
+      }
+      if (body.customer_id) {
+        const customer = await deps.db(envTable(env, 'customers')).where({ id: body.customer_id, account_id: scope.account.id, deleted: false }).first('id');
+        if (!customer) throw ApiError.validation([{ path: 'body/customer_id', message: 'no such customer in this account' }]);
+      }
+      const paymentId = await reserveResourceId(ctx, newId('pay'));
+      const input: PaymentInput = {
+        paymentId,
+        accountId: scope.account.id,
+        workspaceId: scope.account.workspace_id,
+        environment: env,
+        amount: body.amount,
+        currency: body.currency,
+        autoCapture: body.auto_capture ?? true,
+        secureMode: body.secure_mode ?? 'NONE',
+        installments: body.installments ?? 1,
+        customerId: body.customer_id,
+        // The guest customer's id is derived from the payment's, so a retried create makes the same one.
+        guestCustomer: body.customer ? { id: `cus_${paymentId.slice(4)}`, ...body.customer } : undefined,
+        checkoutSessionId: body.checkout_session_id,
+        metadata: body.metadata ?? {},
+        routing: body.routing ?? {},
+        authExpiryMs: deps.config.authExpiryMs,
+        paymentExpiryMs: deps.config.paymentExpiryMs,
+        context: requestContext(ctx, principal),
+      };
+      const client = await deps.temporal();
+      // Update-with-start: the workflow starts (or is found, on a retry) and answers `create` once it
+      // has written the row, so the row is readable when we answer, and no row exists without its workflow.
+      await client.workflow.executeUpdateWithStart(paymentUpdates.create, {
+        updateId: 'create',
+        startWorkflowOperation: new WithStartWorkflowOperation('paymentWorkflow', {
+          workflowId: paymentWorkflowId(paymentId),
+          taskQueue: TASK_QUEUES.payments,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          typedSearchAttributes: [
+            { key: SEARCH_ATTRIBUTES.PaymentId, value: paymentId },
+            { key: SEARCH_ATTRIBUTES.AccountId, value: scope.account.id },
+            { key: SEARCH_ATTRIBUTES.Environment, value: env },
+            { key: SEARCH_ATTRIBUTES.PaymentStatus, value: 'CREATED' },
+          ],
+          staticSummary: `${(body.amount / 100).toFixed(2)} ${body.currency} · ${scope.account.id} · ${paymentId}`,
+          staticDetails: `Payment ${paymentId} of account ${scope.account.id} (${env}), ${body.amount} ${body.currency} minor units, auto_capture=${input.autoCapture}.`,
+        }),
+      });
+      return { data: await respondWithPayment(deps, env, paymentId, {}) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/payments/:id/confirm',
+    tag: 'Payments',
+    summary: 'Confirm a payment with a payment method: routes it and walks the plan (cascading)',
+    permission: 'payment:confirm',
+    publishable: true,
+    message: 'Payment confirmed',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    body: Obj({
+      payment_method_id: Type.Optional(Id('pm')),
+      payment_method: Type.Optional(CardBody),
+      save_payment_method: Type.Optional(Type.Boolean()),
+      installments: Type.Optional(Installments),
+      routing: Type.Optional(Routing),
+    }),
+    response: PaymentSchema,
+    async handler({ params, body, access, deps, ctx, principal }) {
+      if (!!body.payment_method_id === !!body.payment_method) {
+        throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
+      }
+      const { row: payment, env } = await findPayment(deps, access, params.id);
+      if (!['CREATED', 'FAILED'].includes(payment.status)) {
+        throw new ApiError('invalid_state', `A ${payment.status} payment cannot be confirmed.`, { status: payment.status });
+      }
+      let paymentMethodId = body.payment_method_id;
+      if (paymentMethodId) {
+        const pm = await deps.db(envTable(env, 'payment_methods')).where({ id: paymentMethodId, account_id: payment.account_id, deleted: false }).first('id');
+        if (!pm) throw ApiError.validation([{ path: 'body/payment_method_id', message: 'no such payment method in this account' }]);
+      } else {
+        // A raw card is vaulted first; only its pm_ id travels on into the workflow.
+        const checked = validateCard(body.payment_method!.card);
+        if ('problems' in checked) {
+          throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
+        }
+        const saved = body.save_payment_method && payment.customer_id ? payment.customer_id : null;
+        const row = await insertCard(deps.db, deps.vault, env, {
+          accountId: payment.account_id, customerId: saved, card: checked.card, holderName: body.payment_method!.card.holder_name,
+        });
+        paymentMethodId = row.id as string;
+      }
+      const result = await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.confirm, {
+        args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: requestContext(ctx, principal) }],
+      }));
+      if (result.outcome === 'no_eligible_provider') {
+        throw new ApiError('no_eligible_provider', undefined, { status: 'FAILED', payment_id: payment.id });
+      }
+      const data = await respondWithPayment(deps, env, payment.id, { include_charges: true });
+      return { data, message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment confirmed' };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/payments/:id/capture',
+    tag: 'Payments',
+    summary: 'Capture an authorized payment, in full or in part',
+    permission: 'payment:capture',
+    message: 'Payment captured',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    body: Obj({ amount: Type.Optional(Amount) }),
+    response: PaymentSchema,
+    async handler({ params, body, access, deps, ctx, principal }) {
+      const { row: payment, env } = await findPayment(deps, access, params.id);
+      await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.capture, {
+        args: [{ amount: body.amount, context: requestContext(ctx, principal) }],
+      }));
+      return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/payments/:id/cancel',
+    tag: 'Payments',
+    summary: 'Cancel a payment (voids an authorization)',
+    permission: 'payment:cancel',
+    message: 'Payment canceled',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    body: Obj({
+      reason: Type.Optional(Type.Union(['DUPLICATE', 'FRAUDULENT', 'REQUESTED_BY_CUSTOMER', 'ABANDONED'].map((r) => Type.Literal(r)))),
+    }),
+    response: PaymentSchema,
+    async handler({ params, body, access, deps, ctx, principal }) {
+      const { row: payment, env } = await findPayment(deps, access, params.id);
+      await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.cancel, {
+        args: [{ reason: body.reason?.toLowerCase(), context: requestContext(ctx, principal) }],
+      }));
+      return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/payments',
+    tag: 'Payments',
+    summary: 'List payments, newest first',
+    permission: 'payment:read',
+    envelope: 'paginated',
+    message: 'Payments retrieved',
+    query: Obj({
+      account_id: Type.Optional(Id('acct')),
+      ...Pagination,
+      ...Includes,
+      status: Type.Optional(PaymentStatusSchema),
+      customer_id: Type.Optional(Id('cus')),
+    }),
+    response: Type.Array(PaymentSchema),
+    async handler({ query, access, deps }) {
+      const scope = await access.forAccount(query.account_id);
+      const env = scope.environment;
+      const page = query.page ?? 1;
+      const limit = query.limit ?? 10;
+      const base = deps.db(envTable(env, 'payments')).where({ account_id: scope.account.id });
+      if (query.status) base.where({ status: query.status as PaymentStatus });
+      if (query.customer_id) base.where({ customer_id: query.customer_id });
+      const [{ count }] = await base.clone().count({ count: '*' });
+      const rows = await base.orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page - 1) * limit).limit(limit);
+      return { data: await presentPayments(deps.db, env, rows, query), total: Number(count) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/payments/:id',
+    tag: 'Payments',
+    summary: 'Get one payment, with a link to its workflow in the Temporal UI',
+    permission: 'payment:read',
+    publishable: true,
+    message: 'Payment retrieved',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    query: Obj({ account_id: Type.Optional(Id('acct')), ...Includes }),
+    response: PaymentSchema,
+    async handler({ params, query, access, deps }) {
+      const { row, env } = await findPayment(deps, access, params.id, query.account_id);
+      const [payment] = await presentPayments(deps.db, env, [row], query);
+      return { data: { ...payment, temporal: temporalLink(deps, row.id) } };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/events',
+    tag: 'Events',
+    summary: 'List event records, newest first',
+    permission: 'event:read',
+    envelope: 'paginated',
+    message: 'Events retrieved',
+    query: Obj({
+      account_id: Type.Optional(Id('acct')),
+      ...Pagination,
+      payment_id: Type.Optional(Id('pay')),
+      type: Type.Optional(Type.String({ pattern: '^[a-z_]+\\.[a-z_.]+$', maxLength: 100 })),
+    }),
+    response: Type.Array(Type.Object({ object: Type.Literal('event') }, { additionalProperties: true })),
+    async handler({ query, access, deps }) {
+      const scope = await access.forAccount(query.account_id);
+      const page = query.page ?? 1;
+      const limit = query.limit ?? 10;
+      const base = deps.db(envTable(scope.environment, 'events')).where({ account_id: scope.account.id });
+      if (query.payment_id) base.where({ payment_id: query.payment_id });
+      if (query.type) base.where({ event: query.type });
+      const [{ count }] = await base.clone().count({ count: '*' });
+      const rows = await base.orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page - 1) * limit).limit(limit);
+      return { data: rows.map(serializeEvent), total: Number(count) };
+    },
+  }),
+];
