@@ -13,7 +13,11 @@ async function main(): Promise<void> {
   const db = createDb(config.databaseUrl, { max: 20 });
   const address = config.temporal.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions(config, address));
-  const workers = await createWorkers({ db, config, connection, namespace: config.temporal.namespace });
+  const workers = await createWorkers({
+    db, config, connection, namespace: config.temporal.namespace,
+    // A pre-built bundle elsewhere than dist/ (the test suite's, for worker processes it kills and restarts).
+    workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined,
+  });
   logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue) }, 'worker started');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight activities and tasks have drained.
   await Promise.all(workers.map((w) => w.run()));
