@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
+import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Environment } from '../../db/environments';
 import { envTable } from '../../db/environments';
 import type { Db } from '../../db/knex';
@@ -8,13 +8,13 @@ import { serializeWebhookDelivery, serializeWebhookEndpoint } from '../../db/ser
 import { looksLikeId, newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
 import { isValidEventFilter } from '../../lib/webhook-events';
-import { parseRetrySchedule } from '../../lib/webhook-retry';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
-import { isAlreadyStarted, startDeliveryWorkflow } from '../../lib/webhook-start';
+import { recoverDeliveries, resendDelivery, type ReplayDeps } from '../../lib/webhook-replay';
+import { isAlreadyStarted } from '../../lib/webhook-start';
 import { webhookUrlProblem } from '../../lib/webhook-url';
 import { TASK_QUEUES } from '../../workflows/shared';
 import {
-  retryNowSignal, WEBHOOK_WORKFLOW_IDS, type WebhookSecretRotationInput, type WebhookVerificationInput, type WebhookVerificationResult,
+  WEBHOOK_WORKFLOW_IDS, type WebhookSecretRotationInput, type WebhookVerificationInput, type WebhookVerificationResult,
 } from '../../workflows/webhook-shared';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
@@ -127,41 +127,8 @@ function assertEndpointEnabled(endpoint: any): void {
   }
 }
 
-type Resend = 'signalled' | 'started' | 'skipped';
-
-/**
- * Sends a delivery again now, with the same webhook-id. One still retrying (pending/failed) has a
- * workflow waiting on a timer: wake it. Otherwise claim the row (conditional on what we read, so two
- * replays cannot both start) and run a new attempt sequence `webhook-delivery/<whd_id>/replay-<n>`.
- */
-async function resend(deps: ApiDeps, env: Environment, delivery: any): Promise<Resend> {
-  const client = await deps.temporal();
-  if (delivery.status === 'pending' || delivery.status === 'failed') {
-    try {
-      await client.workflow.getHandle(delivery.workflow_id).signal(retryNowSignal);
-      return 'signalled';
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // Its workflow is gone (failed, terminated): start a new sequence below.
-    }
-  }
-  const table = envTable(env, 'webhook_deliveries');
-  const n = delivery.replay_count + 1;
-  const workflowId = WEBHOOK_WORKFLOW_IDS.replay(delivery.id, n);
-  const claimed = await deps.db(table).where({ id: delivery.id, status: delivery.status, replay_count: delivery.replay_count })
-    .update({ status: 'pending', replay_count: n, workflow_id: workflowId, next_attempt_at: deps.db.fn.now(), updated_at: deps.db.fn.now() });
-  if (!claimed) return 'skipped';
-  try {
-    await startDeliveryWorkflow(client, {
-      workflowId, environment: env, deliveryId: delivery.id, retrySchedule: parseRetrySchedule(deps.config.webhookRetrySchedule), trigger: 'replay',
-    });
-  } catch (err) {
-    await deps.db(table).where({ id: delivery.id, replay_count: n })
-      .update({ status: delivery.status, replay_count: delivery.replay_count, workflow_id: delivery.workflow_id, next_attempt_at: delivery.next_attempt_at });
-    throw err;
-  }
-  return 'started';
-}
+/** Replay/recover send through lib/webhook-replay (shared with the ops CLI). */
+const replayDeps = (deps: ApiDeps): ReplayDeps => ({ db: deps.db, temporal: deps.temporal, webhookRetrySchedule: deps.config.webhookRetrySchedule });
 
 async function deliveryWithAttempts(db: Db, env: Environment, id: string) {
   const row = await db(envTable(env, 'webhook_deliveries')).where({ id }).first();
@@ -402,15 +369,7 @@ export const webhookRoutes = [
       const until = body.until ? new Date(body.until) : undefined;
       if (until && until <= since) throw ApiError.validation([{ path: 'body/until', message: 'must be after since' }]);
       assertEndpointEnabled(row);
-      const deliveries = await deps.db(envTable(env, 'webhook_deliveries'))
-        .where({ endpoint_id: row.id }).whereIn('status', ['failed', 'dead_lettered']).where('created_at', '>=', since)
-        .modify((q) => { if (until) void q.where('created_at', '<', until); })
-        .orderBy('created_at').orderBy('id');
-      let recovered = 0;
-      for (let i = 0; i < deliveries.length; i += 20) {
-        const results = await Promise.all(deliveries.slice(i, i + 20).map((d: any) => resend(deps, env, d)));
-        recovered += results.filter((r) => r !== 'skipped').length;
-      }
+      const recovered = await recoverDeliveries(replayDeps(deps), env, row.id, since, until);
       return { data: { object: 'webhook_recovery', endpoint_id: row.id, recovered } };
     },
   }),
@@ -471,7 +430,7 @@ export const webhookRoutes = [
       const endpoint = await deps.db(envTable(env, 'webhook_endpoints')).where({ id: row.endpoint_id, deleted: false }).first();
       if (!endpoint) throw new ApiError('invalid_state', 'The webhook endpoint of this delivery was deleted.', { status: 'deleted', endpoint_id: row.endpoint_id });
       assertEndpointEnabled(endpoint);
-      if ((await resend(deps, env, row)) === 'skipped') throw new ApiError('conflict', 'The delivery changed while it was being replayed; try again.');
+      if ((await resendDelivery(replayDeps(deps), env, row)) === 'skipped') throw new ApiError('conflict', 'The delivery changed while it was being replayed; try again.');
       return { data: await deliveryWithAttempts(deps.db, env, row.id) };
     },
   }),
