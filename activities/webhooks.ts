@@ -324,8 +324,10 @@ export function webhookActivities(deps: WebhookActivityDeps) {
      */
     async verifyWebhookEndpoint(input: WebhookVerificationInput): Promise<WebhookVerificationResult> {
       const endpoints = envTable(input.environment, 'webhook_endpoints');
-      const endpoint = await db(endpoints).where({ id: input.endpointId, deleted: false }).first();
+      const endpoint = await db(endpoints).where({ id: input.endpointId }).first();
       if (!endpoint) throw ApplicationFailure.nonRetryable(`no webhook endpoint ${input.endpointId}`, 'not_found');
+      // Deleted before its handshake ran (create, then delete at once): nothing to prove any more.
+      if (endpoint.deleted) return { ok: false, status_code: null, error: 'the endpoint was deleted' };
       const challenge = randomBytes(24).toString('base64url');
       const now = new Date();
       const id = newId('evt');
