@@ -1,0 +1,342 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendEvents } from '../../activities/events';
+import { envTable } from '../../db/environments';
+import { TASK_QUEUES } from '../../workflows/shared';
+import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import {
+  activitiesFor, emit, enabledEndpoint, expectVerified, getEndpoint, Receiver, waitFor, waitForDelivery,
+} from './support';
+
+let stack: TestStack;
+let worker: RunningWorker;
+const receivers: Receiver[] = [];
+const receiver = async () => { const r = await Receiver.start(); receivers.push(r); return r; };
+
+beforeAll(async () => {
+  stack = await startStack({ WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms' });
+  worker = await startWorker(stack);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await stack?.close();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+async function notifications(merchant: Merchant, type: string) {
+  return stack.db('core.notifications').where({ account_id: merchant.account.id, type }).orderBy('created_at');
+}
+
+describe('webhook delivery', () => {
+  it('delivers an event as a signed Standard Webhooks request that the standardwebhooks package verifies', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    const { eventIds: [eventId], deliveryIds } = await emit(stack, m, [{ event: 'payment_intent.succeeded', data: { amount: 1000, currency: 'USD' } }]);
+    expect(deliveryIds).toHaveLength(1);
+    const delivery = await waitForDelivery(stack, m, deliveryIds[0], 'succeeded');
+
+    const [req] = r.events(eventId);
+    const payload = expectVerified(req, endpoint.secret);
+    expect(payload).toEqual({
+      id: eventId, object: 'event', type: 'payment_intent.succeeded', api_version: 'v1', created_at: expect.stringMatching(/Z$/),
+      account_id: m.account.id, livemode: true, data: { object: { amount: 1000, currency: 'USD' } },
+    });
+    expect(req.headers['webhook-id']).toBe(eventId);
+    expect(Number(req.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
+    expect(req.headers['x-switchboard-id']).toBe(req.headers['webhook-id']);
+    expect(req.headers['x-switchboard-timestamp']).toBe(req.headers['webhook-timestamp']);
+    expect(req.headers['x-switchboard-signature']).toBe(req.headers['webhook-signature']);
+    expect(req.headers['x-switchboard-event-type']).toBe('payment_intent.succeeded');
+    expect(req.headers['content-type']).toBe('application/json');
+
+    expect(delivery).toMatchObject({
+      object: 'webhook_delivery', endpoint_id: endpoint.id, event_id: eventId, event_type: 'payment_intent.succeeded',
+      status: 'succeeded', attempt_count: 1, next_attempt_at: null, last_status_code: 200,
+    });
+    expect(delivery.attempts).toEqual([expect.objectContaining({
+      object: 'webhook_attempt', attempt_no: 1, trigger: 'automatic', status_code: 200, outcome: 'succeeded', response_body: 'ok', error: null,
+    })]);
+    expect(delivery.attempts[0].duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('embeds the payment when the event has one, and only matching, enabled endpoints receive the event', async () => {
+    const m = await createMerchant(stack);
+    const all = await receiver();
+    const chargesOnly = await receiver();
+    const pending = await receiver();
+    pending.respond = () => ({ status: 200, body: 'no challenge here' });
+    await enabledEndpoint(stack, m, all);
+    await enabledEndpoint(stack, m, chargesOnly, { events: ['charge.*'] });
+    const pendingEndpoint = (await stack.http.post('/v1/webhook-endpoints').set(bearer(m.secretKey)).send({ url: pending.url() })).body.data;
+
+    const paymentId = `pay_${Date.now()}`;
+    await stack.db(envTable('production', 'payments')).insert({ id: paymentId, account_id: m.account.id, amount: 2500, currency: 'EUR', status: 'SUCCEEDED' });
+    const { eventIds, deliveryIds } = await emit(stack, m, [{ event: 'payment_intent.succeeded', paymentId, data: { note: 'x' } }, { event: 'charge.succeeded' }]);
+    expect(deliveryIds).toHaveLength(3);
+    for (const id of deliveryIds) await waitForDelivery(stack, m, id, 'succeeded');
+    expect(all.events().map((r) => r.eventId).sort()).toEqual([...eventIds].sort());
+    expect(chargesOnly.events().map((r) => r.eventId)).toEqual([eventIds[1]]);
+    expect(pending.events()).toHaveLength(0);
+    expect((await getEndpoint(stack, m, pendingEndpoint.id)).status).toBe('pending_verification');
+    const body = JSON.parse(all.events(eventIds[0])[0].body);
+    expect(body.data.object).toMatchObject({ object: 'payment', id: paymentId, amount: 2500, currency: 'EUR', status: 'SUCCEEDED' });
+    expect(body.data.event_data).toEqual({ note: 'x' });
+  });
+
+  it('is idempotent: fanning out the same events again creates no second delivery and starts nothing', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    const first = await emit(stack, m, [{ event: 'refund.created' }]);
+    expect(first.started).toBe(1);
+    const again = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: first.eventIds });
+    expect(again).toEqual({ deliveryIds: first.deliveryIds, started: 0 });
+    await waitForDelivery(stack, m, first.deliveryIds[0], 'succeeded');
+    const afterDone = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: first.eventIds });
+    expect(afterDone.started).toBe(0);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.events(first.eventIds[0])).toHaveLength(1);
+  });
+
+  it('fans out from a workflow too (the worker\'s own client starts the deliveries)', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    const eventIds = await appendEvents(stack.db, 'production', [{ event: 'charge.failed', accountId: m.account.id }]);
+    const client = await stack.deps.temporal();
+    const result: any = await client.workflow.execute('webhookFanOutWorkflow', {
+      workflowId: `test-fan-out/${eventIds[0]}`, taskQueue: TASK_QUEUES.payments, args: [{ environment: 'production', eventIds }],
+    });
+    expect(result.started).toBe(1);
+    await waitForDelivery(stack, m, result.deliveryIds[0], 'succeeded');
+    expect(r.events(eventIds[0])).toHaveLength(1);
+  });
+
+  it('retries a 5xx on the schedule and succeeds, keeping the webhook-id and recording every attempt', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined
+      : nth <= 2 ? { status: 503, body: 'try later' } : undefined);
+    const { eventIds: [eventId], deliveryIds: [id] } = await emit(stack, m, [{ event: 'payment_intent.created' }]);
+    const failed = await waitForDelivery(stack, m, id, ['failed', 'succeeded']);
+    if (failed.status === 'failed') {
+      expect(failed.next_attempt_at).not.toBeNull();
+      expect(failed.last_status_code).toBe(503);
+    }
+    const delivery = await waitForDelivery(stack, m, id, 'succeeded');
+    expect(delivery.attempt_count).toBe(3);
+    expect(delivery.attempts.map((a: any) => [a.attempt_no, a.status_code, a.outcome])).toEqual([[1, 503, 'transient'], [2, 503, 'transient'], [3, 200, 'succeeded']]);
+    expect(delivery.attempts[0]).toMatchObject({ response_body: 'try later', error: null });
+    const reqs = r.events(eventId);
+    expect(reqs).toHaveLength(3);
+    expect(new Set(reqs.map((q) => q.headers['webhook-id']))).toEqual(new Set([eventId]));
+    for (const q of reqs) expectVerified(q, endpoint.secret);
+    // The schedule's jittered waits: 200 ms then 400 ms, ±20 %.
+    expect(reqs[1].at - reqs[0].at).toBeGreaterThanOrEqual(150);
+    expect(reqs[2].at - reqs[1].at).toBeGreaterThanOrEqual(310);
+    expect((await getEndpoint(stack, m, endpoint.id)).failing_since).toBeNull();
+  });
+
+  it('dead-letters a 400 after one attempt, with a notification', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    r.respond = (req) => (req.type === 'webhook_endpoint.verification' ? undefined : { status: 400, body: '{"error":"bad"}' });
+    const { eventIds: [eventId], deliveryIds: [id] } = await emit(stack, m, [{ event: 'charge.succeeded' }]);
+    const delivery = await waitForDelivery(stack, m, id, 'dead_lettered');
+    expect(delivery).toMatchObject({ attempt_count: 1, last_status_code: 400, next_attempt_at: null });
+    expect(delivery.dead_lettered_at).not.toBeNull();
+    expect(delivery.attempts).toHaveLength(1);
+    expect(delivery.attempts[0]).toMatchObject({ status_code: 400, outcome: 'permanent', response_body: '{"error":"bad"}' });
+    await new Promise((res) => setTimeout(res, 500));
+    expect(r.events(eventId)).toHaveLength(1);
+    const [n] = await notifications(m, 'webhook.dead_lettered');
+    expect(n.details).toMatchObject({ delivery_id: id, event_id: eventId, reason: 'rejected', attempts: 1, last_status_code: 400 });
+  });
+
+  it('does not follow redirects: a 3xx is dead-lettered', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    r.respond = (req) => (req.type === 'webhook_endpoint.verification' ? undefined : { status: 307, headers: { location: r.url('/elsewhere') } });
+    const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'charge.succeeded' }]);
+    const delivery = await waitForDelivery(stack, m, id, 'dead_lettered');
+    expect(delivery.attempts.map((a: any) => a.status_code)).toEqual([307]);
+    expect(r.requests.some((q) => q.path === '/elsewhere')).toBe(false);
+  });
+
+  it('disables the endpoint on a 410 Gone', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    r.respond = (req) => (req.type === 'webhook_endpoint.verification' ? undefined : { status: 410 });
+    const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'refund.succeeded' }]);
+    const delivery = await waitForDelivery(stack, m, id, 'dead_lettered');
+    expect(delivery.attempt_count).toBe(1);
+    const after = await getEndpoint(stack, m, endpoint.id);
+    expect(after).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
+    expect((await notifications(m, 'webhook_endpoint.disabled'))[0].details).toMatchObject({ endpoint_id: endpoint.id, reason: 'gone' });
+    // A disabled endpoint receives nothing more.
+    const next = await emit(stack, m, [{ event: 'refund.succeeded' }]);
+    expect(next.deliveryIds).toHaveLength(0);
+  });
+
+  it('honours Retry-After within [scheduled, 2 × scheduled]', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    // 1 s scheduled (800–1200 ms with jitter): Retry-After 2 s stretches the wait to 1.6–2 s; Retry-After
+    // one hour is clamped to twice the scheduled wait (at most 2.4 s).
+    r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined
+      : nth === 1 ? { status: 429, headers: { 'retry-after': '2' } }
+        : nth === 2 ? { status: 503, headers: { 'retry-after': '3600' } } : undefined);
+    const { eventIds: [eventId], deliveryIds: [id] } = await emit(stack, m, [{ event: 'payment_intent.canceled' }], { webhookRetrySchedule: '1s,1s' });
+    const delivery = await waitForDelivery(stack, m, id, 'succeeded');
+    expect(delivery.attempts.map((a: any) => a.status_code)).toEqual([429, 503, 200]);
+    const [a, b, c] = r.events(eventId);
+    expect(b.at - a.at).toBeGreaterThanOrEqual(1_550);
+    expect(b.at - a.at).toBeLessThan(2_600);
+    expect(c.at - b.at).toBeGreaterThanOrEqual(750);
+    expect(c.at - b.at).toBeLessThan(2_900);
+  });
+
+  it('dead-letters after the schedule is exhausted (network errors and 5xx), with a notification', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined
+      : nth === 1 ? { status: 200, delayMs: 16_000 } : { status: 500, body: 'x'.repeat(20_000) });
+    const { eventIds: [eventId], deliveryIds: [id] } = await emit(stack, m, [{ event: 'payment_intent.payment_failed' }]);
+    const delivery = await waitForDelivery(stack, m, id, 'dead_lettered', 45_000);
+    expect(delivery.attempt_count).toBe(4);
+    expect(delivery.attempts.map((a: any) => a.status_code)).toEqual([0, 500, 500, 500]);
+    expect(delivery.attempts[0].error).toMatch(/timeout/i);
+    expect(delivery.attempts[0].duration_ms).toBeGreaterThanOrEqual(14_900);
+    expect(delivery.attempts[0].duration_ms).toBeLessThan(16_000);
+    expect(delivery.attempts[1].response_body).toHaveLength(16 * 1024);
+    expect(delivery.attempts[1].response_body_truncated).toBe(true);
+    const [n] = await notifications(m, 'webhook.dead_lettered');
+    expect(n.details).toMatchObject({ delivery_id: id, event_id: eventId, endpoint_id: endpoint.id, reason: 'retries_exhausted', attempts: 4, last_status_code: 500 });
+    expect((await getEndpoint(stack, m, endpoint.id)).failing_since).not.toBeNull();
+  }, 60_000);
+
+  it('records a refused connection as status 0 and retries it', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    await r.close();
+    receivers.splice(receivers.indexOf(r), 1);
+    const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'charge.refunded' }]);
+    const delivery = await waitForDelivery(stack, m, id, 'dead_lettered');
+    expect(delivery.attempts.map((a: any) => [a.status_code, a.outcome])).toEqual(Array(4).fill([0, 'transient']));
+    expect(delivery.attempts[0].error).toMatch(/ECONNREFUSED/);
+    expect((await getEndpoint(stack, m, endpoint.id)).failing_since).not.toBeNull();
+  });
+
+  it('disables an endpoint that has been failing for 5 days', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    await stack.db(envTable('production', 'webhook_endpoints')).where({ id: endpoint.id }).update({ failing_since: new Date(Date.now() - 5 * 86_400_000 - 60_000) });
+    r.respond = (req) => (req.type === 'webhook_endpoint.verification' ? undefined : { status: 502 });
+    const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'charge.succeeded' }]);
+    const delivery = await waitForDelivery(stack, m, id, 'dead_lettered');
+    // The first failure disabled the endpoint; the next scheduled attempt found it disabled and stopped.
+    expect(delivery.attempt_count).toBe(1);
+    expect(delivery.last_error).toMatch(/disabled/);
+    expect(await getEndpoint(stack, m, endpoint.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+    expect((await notifications(m, 'webhook_endpoint.disabled'))[0].details).toMatchObject({ reason: 'failing', endpoint_id: endpoint.id });
+  });
+
+  it('never delivers sandbox events to live endpoints (nor the reverse)', async () => {
+    const prod = await createMerchant(stack);
+    const sandbox = await createMerchant(stack, { sandboxOf: prod });
+    const liveReceiver = await receiver();
+    const sandboxReceiver = await receiver();
+    await enabledEndpoint(stack, prod, liveReceiver);
+    const sandboxEndpoint = await enabledEndpoint(stack, sandbox, sandboxReceiver);
+
+    const s = await emit(stack, sandbox, [{ event: 'payment_intent.succeeded' }]);
+    const p = await emit(stack, prod, [{ event: 'payment_intent.succeeded' }]);
+    await waitForDelivery(stack, sandbox, s.deliveryIds[0], 'succeeded');
+    await waitForDelivery(stack, prod, p.deliveryIds[0], 'succeeded');
+    // A sandbox event id fanned out in the live environment finds nothing there.
+    expect(await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: s.eventIds })).toEqual({ deliveryIds: [], started: 0 });
+
+    expect(sandboxReceiver.events().map((q) => q.eventId)).toEqual(s.eventIds);
+    expect(liveReceiver.events().map((q) => q.eventId)).toEqual(p.eventIds);
+    expect(JSON.parse(sandboxReceiver.events()[0].body).livemode).toBe(false);
+    expect(JSON.parse(liveReceiver.events()[0].body).livemode).toBe(true);
+    expect(await stack.db(envTable('production', 'webhook_deliveries')).where({ event_id: s.eventIds[0] })).toHaveLength(0);
+    // A live key cannot see the sandbox endpoint or its deliveries.
+    expect((await stack.http.get(`/v1/webhook-endpoints/${sandboxEndpoint.id}`).set(bearer(prod.secretKey))).status).toBe(404);
+    expect((await stack.http.get(`/v1/webhook-deliveries/${s.deliveryIds[0]}`).set(bearer(prod.secretKey))).status).toBe(404);
+  });
+
+  it('keeps secrets, signatures and payloads out of the delivery workflow\'s history', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    const marker = `marker-${Date.now()}`;
+    r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined : nth === 1 ? { status: 500, body: `${marker}-response` } : undefined);
+    const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'payment_intent.succeeded', data: { marker } }]);
+    await waitForDelivery(stack, m, id, 'succeeded');
+    const client = await stack.deps.temporal();
+    const history = await client.workflow.getHandle(`webhook-delivery/${id}`).fetchHistory();
+    const text = JSON.stringify(history, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v));
+    expect(text).toContain(id);
+    expect(text).toContain('attemptWebhookDelivery');
+    const key = endpoint.secret.slice('whsec_'.length);
+    for (const needle of [endpoint.secret, key, 'whsec_', marker, String(r.events()[0].headers['webhook-signature']).slice(3, 40)]) {
+      expect(text).not.toContain(needle);
+    }
+  });
+
+  it('never lets a slow endpoint delay another one', async () => {
+    const m = await createMerchant(stack);
+    const slow = await receiver();
+    const fast = await receiver();
+    await enabledEndpoint(stack, m, slow);
+    await enabledEndpoint(stack, m, fast);
+    slow.respond = (req) => (req.type === 'webhook_endpoint.verification' ? undefined : { status: 200, delayMs: 5_000 });
+    const started = Date.now();
+    const { eventIds } = await emit(stack, m, Array.from({ length: 5 }, () => ({ event: 'charge.succeeded' })));
+    await waitFor(async () => fast.events().length === 5 && fast.events(), 'the fast endpoint to get all five events', 4_000);
+    const fastMs = Math.max(...fast.events().map((q) => q.at)) - started;
+    expect(fastMs).toBeLessThan(2_000);
+    expect(slow.events()).toHaveLength(5);
+    expect(new Set(fast.events().map((q) => q.eventId))).toEqual(new Set(eventIds));
+    console.info(`5 events: fast endpoint had all within ${fastMs} ms while the slow one took 5 s per answer`);
+  });
+
+  it('keeps payloads within 256 KB: an oversized resource is cut down to its reference', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    const { eventIds: [eventId], deliveryIds: [id] } = await emit(stack, m, [{ event: 'refund.created', data: { blob: 'x'.repeat(300 * 1024) } }]);
+    await waitForDelivery(stack, m, id, 'succeeded');
+    const [req] = r.events(eventId);
+    expect(Buffer.byteLength(req.body)).toBeLessThanOrEqual(256 * 1024);
+    expect(expectVerified(req, endpoint.secret)).toMatchObject({ id: eventId, type: 'refund.created', data: { object: { object: 'event', id: eventId }, truncated: true } });
+  });
+
+  it('lists deliveries newest first with filters', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    const endpoint = await enabledEndpoint(stack, m, r);
+    const { eventIds, deliveryIds } = await emit(stack, m, [{ event: 'charge.succeeded' }, { event: 'charge.failed' }]);
+    for (const id of deliveryIds) await waitForDelivery(stack, m, id, 'succeeded');
+    const list = await stack.http.get(`/v1/webhook-deliveries?endpoint_id=${endpoint.id}&limit=1`).set(bearer(m.secretKey));
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, page: 1, limit: 1, pages: 2 });
+    expect(list.body.data[0]).toMatchObject({ object: 'webhook_delivery', endpoint_id: endpoint.id });
+    expect(list.body.data[0].attempts).toBeUndefined();
+    const byEvent = await stack.http.get(`/v1/webhook-deliveries?event_id=${eventIds[1]}`).set(bearer(m.secretKey));
+    expect(byEvent.body.data.map((d: any) => d.event_type)).toEqual(['charge.failed']);
+    const none = await stack.http.get('/v1/webhook-deliveries?status=dead_lettered').set(bearer(m.secretKey));
+    expect(none.body.total).toBe(0);
+    const bad = await stack.http.get('/v1/webhook-deliveries?status=nope').set(bearer(m.secretKey));
+    expect(bad.status).toBe(400);
+  });
+});
