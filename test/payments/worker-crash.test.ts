@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, TestStack } from '../support/stack';
+import { CARDS, card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
+
+// Only child-process workers run in this file: an in-process worker would pick the task up instead.
+let sim: TestSimulator;
+let stack: TestStack;
+let f: PaymentsFixture;
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '10000' });
+  // The processor takes 3 s to answer: long enough to kill the worker while the authorization is in flight.
+  f = await paymentsFixture(stack, { primary: { latency_ms: 3000 } });
+});
+afterAll(async () => {
+  for (const w of workers) await w.stop().catch(() => {});
+  await stack?.close();
+  await sim?.close();
+});
+
+describe('a worker killed in the middle of a confirm', () => {
+  it('is replaced, the payment completes, and the processor saw exactly one authorization', async () => {
+    const first = await spawnWorker(stack);
+    workers.push(first);
+    const created = await createPayment(stack, f.merchant, { amount: 4200 });
+    const paymentId = created.body.data.id;
+    const confirming = confirm(stack, f.merchant, paymentId, { payment_method: card(CARDS.visa) });
+
+    // The charge row exists and the authorize call is in flight at the processor: kill the worker now.
+    const chargeId = await eventually(async () => (await stack.db('live.charges').where({ payment_id: paymentId }).first('id'))?.id as string | undefined);
+    await eventually(async () => (await sim.key(chargeId)).calls >= 1);
+    await first.kill();
+
+    const second = await spawnWorker(stack);
+    workers.push(second);
+    const response = await confirming;
+    expect(response.status).toBe(200);
+    expect(['PROCESSING', 'SUCCEEDED']).toContain(response.body.data.status);
+
+    const payment = await eventually(async () => {
+      const p = await getPayment(stack, f.merchant, paymentId);
+      return p.status === 'SUCCEEDED' ? p : undefined;
+    }, 60_000, 250);
+    expect(payment.charges).toHaveLength(1);
+    expect(payment.charges[0]).toMatchObject({ id: chargeId, status: 'CAPTURED', captured_amount: 4200, payment_provider_config_id: f.primary.id });
+    // The retried activity asked again with the same key and got the first answer back.
+    const stats = await sim.stats();
+    expect(stats.charges.total).toBe(1);
+    expect(stats.charges.captured).toBe(1);
+    const key = await sim.key(chargeId);
+    expect(key.operation).toBe('authorize');
+    expect(key.charge_id).toBeTruthy();
+  }, 90_000);
+});
