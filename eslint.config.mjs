@@ -15,6 +15,16 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard is browser code with its own compiler options (DOM, JSX for Preact).
+    files: ['dashboard/**/*.ts', 'dashboard/**/*.tsx', 'dashboard/**/*.mts'],
+    languageOptions: { parserOptions: { project: './dashboard/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O libraries.
     files: ['workflows/**/*.ts'],
     rules: {

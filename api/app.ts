@@ -9,6 +9,7 @@ import { idempotency } from './middleware/idempotency';
 import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
+import { serveDashboard } from './dashboard';
 
 export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
@@ -44,6 +45,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
 
   app.use(requestContext());
   app.use(errorHandler());
+  app.use(serveDashboard());
   app.use(jsonBody());
   app.use(open.routes());
   app.use(v1.routes());

@@ -1,0 +1,142 @@
+/**
+ * The dashboard talks only to the public /v1 API, with the operator's own credential (an API key or a
+ * JWT) kept in sessionStorage: it is gone when the tab closes.
+ */
+const TOKEN = 'switchboard.token';
+const ACCOUNT = 'switchboard.account';
+
+export interface Session { token: string; accountId: string }
+
+export function loadSession(): Session | null {
+  const token = sessionStorage.getItem(TOKEN);
+  const accountId = sessionStorage.getItem(ACCOUNT);
+  return token && accountId ? { token, accountId } : null;
+}
+
+export function saveSession(session: Session): void {
+  sessionStorage.setItem(TOKEN, session.token);
+  sessionStorage.setItem(ACCOUNT, session.accountId);
+}
+
+export function clearSession(): void {
+  sessionStorage.removeItem(TOKEN);
+  sessionStorage.removeItem(ACCOUNT);
+}
+
+/** An error envelope from the API (or a network failure, status 0). */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly reason: string, message: string) {
+    super(message);
+  }
+}
+
+export interface Page<T> { data: T[]; total: number; page: number; limit: number; pages: number }
+
+type Query = Record<string, string | number | boolean | undefined | null>;
+
+function url(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return `/v1${path}${qs ? `?${qs}` : ''}`;
+}
+
+async function call<T>(token: string, method: 'GET' | 'POST', path: string, query?: Query, body?: unknown): Promise<{ data: T; total?: number; page?: number; limit?: number; pages?: number }> {
+  let res: Response;
+  try {
+    res = await fetch(url(path, query), {
+      method,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        Accept: 'application/json',
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'The API could not be reached. Is the server running?');
+  }
+  const json = await res.json().catch(() => null);
+  if (!res.ok || !json?.success) {
+    const details = json?.error?.details ?? {};
+    throw new ApiError(res.status, details.reason ?? 'unknown_error', json?.error?.message ?? json?.message ?? `HTTP ${res.status}`);
+  }
+  return json;
+}
+
+/** A client bound to one credential and one account: every account-scoped call names the account. */
+export function client(session: Session) {
+  const { token, accountId } = session;
+  const get = <T>(path: string, query?: Query) => call<T>(token, 'GET', path, query).then((r) => r.data);
+  const list = <T>(path: string, query: Query = {}) => call<T[]>(token, 'GET', path, { account_id: accountId, ...query })
+    .then((r) => ({ data: r.data, total: r.total ?? r.data.length, page: r.page ?? 1, limit: r.limit ?? r.data.length, pages: r.pages ?? 1 }) as Page<T>);
+  return {
+    accountId,
+    account: () => get<Account>(`/accounts/${encodeURIComponent(accountId)}`),
+    payments: (query: Query) => list<Payment>('/payments', query),
+    payment: (id: string) => get<Payment>(`/payments/${encodeURIComponent(id)}`, {
+      account_id: accountId, include_charges: true, include_routing_plans: true, include_events: true, include_customer: true,
+    }),
+    providerConfigs: () => list<{ id: string; name: string }>('/payment-provider-configs', { limit: 100 }),
+    endpoints: (query: Query = {}) => list<WebhookEndpoint>('/webhook-endpoints', { limit: 100, ...query }),
+    endpoint: (id: string) => get<WebhookEndpoint>(`/webhook-endpoints/${encodeURIComponent(id)}`),
+    deliveries: (query: Query) => list<WebhookDelivery>('/webhook-deliveries', query),
+    delivery: (id: string) => get<WebhookDelivery>(`/webhook-deliveries/${encodeURIComponent(id)}`),
+    replay: (id: string) => call<WebhookDelivery>(token, 'POST', `/webhook-deliveries/${encodeURIComponent(id)}/replay`, {}, {}).then((r) => r.data),
+    recover: (id: string, since: string, until?: string) => call<{ recovered: number }>(token, 'POST', `/webhook-endpoints/${encodeURIComponent(id)}/recover`, {}, { since, ...(until ? { until } : {}) }).then((r) => r.data),
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+/** The accounts a credential may open (an API key: its own; a JWT: every membership). */
+export function listAccounts(token: string): Promise<Account[]> {
+  return call<Account[]>(token, 'GET', '/accounts').then((r) => r.data);
+}
+
+// The resource shapes the dashboard reads (a subset of the API's).
+export interface Account { id: string; name: string; environment: 'production' | 'sandbox'; livemode: boolean; currency: string; country: string }
+
+export interface Charge {
+  id: string; status: string; attempt_no: number; amount: number; currency: string; decline_code: string | null;
+  payment_provider_config_id: string | null; provider_reference: string | null;
+  performance: { duration: number; provider_calls?: number };
+  payment_provider_config_snapshot: { name?: string; provider?: { name?: string; identifier?: string } };
+  created_at: string;
+}
+
+export interface Candidate {
+  payment_provider_config_id: string; payment_provider_id: string; payment_provider_method_id: string;
+  estimated_fee: number | null; reason?: string;
+}
+
+export interface RoutingPlan { id: string; current_index: number | null; candidates: Candidate[]; created_at: string }
+
+export interface PaymentEvent { id: string; event: string; created_at: string; actor_type: string | null; actor_id: string | null; charge_id: string | null }
+
+export interface Payment {
+  id: string; status: string; amount: number; currency: string; auto_capture: boolean; installments: number;
+  customer_id: string | null; payment_method_id: string | null; amount_received: number; amount_refunded: number; amount_capturable: number;
+  cancellation_reason: string | null; last_error: { code?: string; decline_code?: string; message?: string } | null;
+  metadata: Record<string, string>; created_at: string; updated_at: string;
+  charges?: Charge[]; routing_plans?: RoutingPlan[]; events?: PaymentEvent[];
+  customer?: { id: string; name: string | null; email: string | null } | null;
+  temporal?: { workflow_id: string; namespace: string; ui_url: string };
+}
+
+export interface WebhookEndpoint {
+  id: string; url: string; description: string | null; events: string[]; status: 'pending_verification' | 'enabled' | 'disabled';
+  disabled_reason: string | null; failing_since: string | null; verified_at: string | null; created_at: string;
+}
+
+export interface WebhookAttempt {
+  id: string; attempt_no: number; trigger: string; url: string; status_code: number; outcome: string; duration_ms: number;
+  response_body: string | null; response_body_truncated: boolean; error: string | null; created_at: string;
+}
+
+export interface WebhookDelivery {
+  id: string; endpoint_id: string; event_id: string; event_type: string; status: 'pending' | 'succeeded' | 'failed' | 'dead_lettered';
+  attempt_count: number; replay_count: number; next_attempt_at: string | null; last_attempt_at: string | null;
+  last_status_code: number | null; last_error: string | null; succeeded_at: string | null; dead_lettered_at: string | null;
+  created_at: string; attempts?: WebhookAttempt[];
+}

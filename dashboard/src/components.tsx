@@ -1,0 +1,133 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api';
+import { humanize, relative, when } from './format';
+import { navigate } from './router';
+
+type Tone = 'green' | 'blue' | 'amber' | 'red' | 'grey' | 'purple';
+
+const TONES: Record<string, Tone> = {
+  // payments
+  SUCCEEDED: 'green', AUTHORIZED: 'blue', PROCESSING: 'amber', REQUIRES_ACTION: 'amber', CREATED: 'grey',
+  FAILED: 'red', CANCELED: 'grey', REFUNDED: 'purple', PARTIALLY_REFUNDED: 'purple',
+  // charges
+  CAPTURED: 'green', DECLINED: 'red', UNKNOWN: 'amber', VOIDED: 'grey',
+  // webhooks
+  succeeded: 'green', pending: 'blue', failed: 'amber', dead_lettered: 'red',
+  enabled: 'green', pending_verification: 'amber', disabled: 'red',
+};
+
+export function Status({ value }: { value: string }) {
+  return <span class={`badge badge-${TONES[value] ?? 'grey'}`} data-status={value}>{humanize(value)}</span>;
+}
+
+/** An HTTP status code coloured by class (0: no answer came back). */
+export function HttpCode({ code }: { code: number | null }) {
+  if (code === null || code === undefined) return <span class="muted">—</span>;
+  const tone = code === 0 ? 'red' : code < 300 ? 'green' : code < 500 ? 'red' : 'amber';
+  return <span class={`code code-${tone}`}>{code === 0 ? 'no answer' : code}</span>;
+}
+
+export function Time({ value }: { value: string | null | undefined }) {
+  return value ? <time dateTime={value} title={when(value)}>{relative(value)}</time> : <span class="muted">—</span>;
+}
+
+export function Id({ value }: { value: string | null | undefined }) {
+  const [copied, setCopied] = useState(false);
+  if (!value) return <span class="muted">—</span>;
+  const copy = (e: Event) => {
+    e.preventDefault();
+    e.stopPropagation();
+    void navigator.clipboard?.writeText(value).then(() => { setCopied(true); setTimeout(() => setCopied(false), 1200); });
+  };
+  return (
+    <span class="id">
+      <code>{value}</code>
+      <button type="button" class="copy" title="Copy" aria-label={`Copy ${value}`} onClick={copy}>{copied ? '✓' : '⧉'}</button>
+    </span>
+  );
+}
+
+/** An in-app link (history navigation, still a real href for new tabs). */
+export function Link({ to, children, class: cls }: { to: string; children: ComponentChildren; class?: string }) {
+  return (
+    <a href={`/dashboard${to}`} class={cls} onClick={(e) => {
+      if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+      e.preventDefault();
+      navigate(to);
+    }}>{children}</a>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty" role="status">
+      <div class="empty-title">{title}</div>
+      {children ? <div class="empty-body">{children}</div> : null}
+    </div>
+  );
+}
+
+export function ErrorState({ error, retry }: { error: unknown; retry?: () => void }) {
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = error instanceof ApiError ? error.reason : undefined;
+  return (
+    <div class="error-state" role="alert">
+      <div class="error-title">{error instanceof ApiError && error.status === 404 ? 'Not found' : 'Something went wrong'}</div>
+      <div>{message}{reason && reason !== 'not_found' ? <span class="muted"> ({reason})</span> : null}</div>
+      {retry ? <button type="button" class="btn btn-secondary" onClick={retry}>Try again</button> : null}
+    </div>
+  );
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return <div class="loading" aria-busy="true">{label}</div>;
+}
+
+export function Section({ title, actions, children, count }: { title: string; actions?: ComponentChildren; children: ComponentChildren; count?: number }) {
+  return (
+    <section class="card">
+      <header class="card-header">
+        <h2>{title}{count !== undefined ? <span class="count">{count}</span> : null}</h2>
+        {actions ? <div class="card-actions">{actions}</div> : null}
+      </header>
+      <div class="card-body">{children}</div>
+    </section>
+  );
+}
+
+export function Pager({ page, pages, total, limit, onPage }: { page: number; pages: number; total: number; limit: number; onPage: (page: number) => void }) {
+  if (total === 0) return null;
+  const from = (page - 1) * limit + 1;
+  const to = Math.min(page * limit, total);
+  return (
+    <nav class="pager" aria-label="Pagination">
+      <span class="muted">{from}–{to} of {total}</span>
+      <button type="button" class="btn btn-secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>← Previous</button>
+      <button type="button" class="btn btn-secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>Next →</button>
+    </nav>
+  );
+}
+
+export interface Resource<T> { data?: T; error?: unknown; loading: boolean; reload: () => void }
+
+/** Loads something for a view; reloads when `deps` change or on demand. A 401 ends the session. */
+export function useResource<T>(load: () => Promise<T>, deps: unknown[], onUnauthorized?: () => void): Resource<T> {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ data: s.data, loading: true }));
+    load().then(
+      (data) => { if (live) setState({ data, loading: false }); },
+      (error) => {
+        if (!live) return;
+        if (error instanceof ApiError && error.status === 401 && onUnauthorized) onUnauthorized();
+        setState({ error, loading: false });
+      },
+    );
+    return () => { live = false; };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}

@@ -1,0 +1,42 @@
+/** Money in minor units, shown the way a person reads it. */
+export function money(amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(amount / 100);
+  } catch {
+    return `${(amount / 100).toFixed(2)} ${currency}`;
+  }
+}
+
+const dateTime = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'medium' });
+
+export function when(value: string | null | undefined): string {
+  return value ? dateTime.format(new Date(value)) : '—';
+}
+
+/** "3 min ago", "in 5 s": for scanning lists; the exact time goes in the title. */
+export function relative(value: string | null | undefined, now = Date.now()): string {
+  if (!value) return '—';
+  const diff = new Date(value).getTime() - now;
+  const abs = Math.abs(diff);
+  const unit = abs < 60_000 ? [Math.round(abs / 1000), 's'] : abs < 3_600_000 ? [Math.round(abs / 60_000), 'min']
+    : abs < 86_400_000 ? [Math.round(abs / 3_600_000), 'h'] : [Math.round(abs / 86_400_000), 'd'];
+  const text = `${unit[0]} ${unit[1]}`;
+  return diff < 0 ? `${text} ago` : `in ${text}`;
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+/** `payment_intent.succeeded` → `Payment intent succeeded`; `dead_lettered` → `Dead lettered`. */
+export function humanize(value: string): string {
+  const text = value.replace(/[._]/g, ' ').toLowerCase();
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Local datetime-local value (yyyy-MM-ddTHH:mm) for a Date. */
+export function toLocalInput(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}

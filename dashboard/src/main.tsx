@@ -1,0 +1,79 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { Account, clearSession, client, loadSession, saveSession, Session } from './api';
+import { Link } from './components';
+import { match, navigate, useLocation } from './router';
+import { SignIn } from './views/signin';
+import { PaymentList } from './views/payments';
+import { PaymentDetail } from './views/payment';
+import { Webhooks } from './views/webhooks';
+import { EndpointDetail } from './views/endpoint';
+import { DeliveryDetail } from './views/delivery';
+import './styles.css';
+
+function App() {
+  const [session, setSession] = useState<Session | null>(loadSession);
+  const [account, setAccount] = useState<Account | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const location = useLocation();
+
+  const signOut = (message?: string) => {
+    clearSession();
+    setSession(null);
+    setAccount(null);
+    setNotice(message ?? null);
+    navigate('/', { replace: true });
+  };
+
+  useEffect(() => {
+    if (!session) return;
+    client(session).account().then(setAccount, () => setAccount(null));
+  }, [session]);
+
+  if (!session) {
+    return (
+      <SignIn notice={notice} onSignedIn={(s) => {
+        saveSession(s);
+        setNotice(null);
+        setSession(s);
+        if (location.path === '/') navigate('/payments', { replace: true });
+      }} />
+    );
+  }
+
+  const api = client(session);
+  const expired = () => signOut('Your session ended (the credential was rejected). Sign in again.');
+  const { path, query } = location;
+  let view;
+  let section: 'payments' | 'webhooks' = 'payments';
+  let params: Record<string, string> | null;
+  if ((params = match('/payments/:id', path))) view = <PaymentDetail api={api} id={params.id} onUnauthorized={expired} />;
+  else if ((params = match('/webhooks/endpoints/:id', path))) { section = 'webhooks'; view = <EndpointDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if ((params = match('/webhooks/deliveries/:id', path))) { section = 'webhooks'; view = <DeliveryDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if (path === '/webhooks') { section = 'webhooks'; view = <Webhooks api={api} query={query} onUnauthorized={expired} />; }
+  else view = <PaymentList api={api} query={query} onUnauthorized={expired} />;
+
+  return (
+    <div class="shell">
+      <header class="topbar">
+        <div class="brand"><span class="logo" aria-hidden="true">⇄</span> Switchboard</div>
+        <nav class="nav">
+          <Link to="/payments" class={section === 'payments' ? 'active' : ''}>Payments</Link>
+          <Link to="/webhooks" class={section === 'webhooks' ? 'active' : ''}>Webhooks</Link>
+        </nav>
+        <div class="who">
+          {account ? (
+            <span class="account" title={account.id}>
+              {account.name}
+              <span class={`env env-${account.environment}`}>{account.environment === 'sandbox' ? 'Sandbox' : 'Live'}</span>
+            </span>
+          ) : <code class="muted">{session.accountId}</code>}
+          <button type="button" class="btn btn-ghost" onClick={() => signOut()}>Sign out</button>
+        </div>
+      </header>
+      <main class="main">{view}</main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

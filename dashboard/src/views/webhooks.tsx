@@ -1,0 +1,88 @@
+import type { Client } from '../api';
+import { Empty, ErrorState, Link, Loading, Pager, Section, Status, Time, useResource } from '../components';
+import { humanize } from '../format';
+import { navigate, qs } from '../router';
+import { DeliveriesTable } from './deliveries';
+
+const DELIVERY_FILTERS = ['dead_lettered', 'failed', 'pending', 'succeeded'];
+const LIMIT = 20;
+
+export function Webhooks({ api, query, onUnauthorized }: { api: Client; query: URLSearchParams; onUnauthorized: () => void }) {
+  const status = query.get('status') ?? '';
+  const endpoint = query.get('endpoint') ?? '';
+  const page = Math.max(1, Number(query.get('page')) || 1);
+  const go = (next: { status?: string; endpoint?: string; page?: number }) => navigate(`/webhooks${qs({
+    status: next.status ?? status, endpoint: next.endpoint ?? endpoint, page: next.page && next.page > 1 ? next.page : undefined,
+  })}`);
+  const endpoints = useResource(() => api.endpoints(), [api.accountId], onUnauthorized);
+  const deliveries = useResource(
+    () => api.deliveries({ status: status || undefined, endpoint_id: endpoint || undefined, page, limit: LIMIT }),
+    [api.accountId, status, endpoint, page], onUnauthorized,
+  );
+
+  return (
+    <div class="page">
+      <div class="page-header">
+        <h1>Webhooks</h1>
+        <button type="button" class="btn btn-secondary" onClick={() => { endpoints.reload(); deliveries.reload(); }}>Refresh</button>
+      </div>
+
+      <Section title="Endpoints" count={endpoints.data?.total}>
+        {endpoints.error ? <ErrorState error={endpoints.error} retry={endpoints.reload} />
+          : !endpoints.data ? <Loading />
+          : endpoints.data.data.length === 0 ? <Empty title="No webhook endpoints">Register one with <code>POST /v1/webhook-endpoints</code>.</Empty> : (
+            <table class="table" data-testid="endpoints-table">
+              <thead><tr><th>URL</th><th>Status</th><th>Events</th><th>Failing since</th><th>Created</th></tr></thead>
+              <tbody>
+                {endpoints.data.data.map((e) => (
+                  <tr key={e.id} class="row-link" data-endpoint={e.id} onClick={() => navigate(`/webhooks/endpoints/${e.id}`)}>
+                    <td>
+                      <Link to={`/webhooks/endpoints/${e.id}`} class="url">{e.url}</Link>
+                      {e.description ? <div class="muted small">{e.description}</div> : null}
+                    </td>
+                    <td><Status value={e.status} />{e.disabled_reason ? <div class="muted small">{humanize(e.disabled_reason)}</div> : null}</td>
+                    <td><Events events={e.events} /></td>
+                    <td>{e.failing_since ? <Time value={e.failing_since} /> : <span class="muted">—</span>}</td>
+                    <td><Time value={e.created_at} /></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+      </Section>
+
+      <Section title="Deliveries" count={deliveries.data?.total} actions={endpoints.data && endpoints.data.data.length > 1 ? (
+        <select aria-label="Endpoint" value={endpoint} onChange={(e) => go({ endpoint: (e.target as HTMLSelectElement).value, page: 1 })}>
+          <option value="">All endpoints</option>
+          {endpoints.data.data.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
+        </select>
+      ) : null}>
+        <div class="filters" role="group" aria-label="Filter deliveries by status">
+          <button type="button" class={`pill ${status === '' ? 'active' : ''}`} onClick={() => go({ status: '', page: 1 })}>All</button>
+          {DELIVERY_FILTERS.map((s) => (
+            <button type="button" key={s} class={`pill ${status === s ? 'active' : ''}`} data-status={s} onClick={() => go({ status: s, page: 1 })}>{humanize(s)}</button>
+          ))}
+        </div>
+        {deliveries.error ? <ErrorState error={deliveries.error} retry={deliveries.reload} />
+          : !deliveries.data ? <Loading />
+          : deliveries.data.data.length === 0 ? (
+            <Empty title={status === 'dead_lettered' ? 'Nothing dead-lettered' : status ? `No ${humanize(status).toLowerCase()} deliveries` : 'No deliveries yet'}>
+              {status === 'dead_lettered' ? 'Every delivery either succeeded or is still being retried.' : 'Events sent to your endpoints show up here.'}
+            </Empty>
+          ) : <DeliveriesTable deliveries={deliveries.data.data} />}
+        {deliveries.data ? <Pager page={deliveries.data.page} pages={deliveries.data.pages} total={deliveries.data.total} limit={deliveries.data.limit} onPage={(p) => go({ page: p })} /> : null}
+      </Section>
+    </div>
+  );
+}
+
+export function Events({ events }: { events: string[] }) {
+  if (events.includes('*')) return <span class="muted">All events</span>;
+  const shown = events.slice(0, 3);
+  return (
+    <span class="events">
+      {shown.map((e) => <code key={e} class="tag">{e}</code>)}
+      {events.length > shown.length ? <span class="muted small"> +{events.length - shown.length} more</span> : null}
+    </span>
+  );
+}
