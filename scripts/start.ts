@@ -7,6 +7,7 @@ import { signDevToken } from '../lib/tokens';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres, EmbeddedPg } from '../db/embedded';
 import { DEMO_USER, DEMO_WORKSPACE, seedDemo } from './seed';
+import { embeddedPgPort, LOCAL_TEMPORAL_PORT } from '../lib/local-stack';
 
 /**
  * `npm start`: the whole of Switchboard on one machine. Postgres (DATABASE_URL or embedded), migrations,
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     step(`Postgres: embedded, data in ${join(config.dataDir, 'pg')}`);
-    pg = await startEmbeddedPostgres(config.dataDir, Number(process.env.EMBEDDED_PG_PORT ?? 54329));
+    pg = await startEmbeddedPostgres(config.dataDir, embeddedPgPort());
     databaseUrl = pg.url;
   } else {
     step('Postgres: DATABASE_URL');
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
   let temporalUi = config.temporal.uiUrl;
   if (!temporalAddress) {
     step('Temporal: local dev server, state in .data/temporal.db');
-    temporal = await startLocalTemporal({ dbFile: join(config.dataDir, 'temporal.db'), port: 7233, uiPort: 8233 });
+    temporal = await startLocalTemporal({ dbFile: join(config.dataDir, 'temporal.db'), port: LOCAL_TEMPORAL_PORT, uiPort: 8233 });
     temporalAddress = temporal.address;
     temporalUi = temporal.uiUrl ?? temporalUi;
   } else {
