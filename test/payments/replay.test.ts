@@ -1,0 +1,95 @@
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { execFileSync } from 'node:child_process';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { resolveTemporalCli } from '../../lib/temporal';
+import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { paymentWorkflowId } from '../../workflows/shared';
+
+/**
+ * Determinism guard: histories recorded from real runs (checked in under test/histories/) are replayed
+ * against the current workflow code; a change that would break running workflows fails here.
+ * `RECORD_HISTORIES=1 npx vitest run test/payments/replay.test.ts` records them afresh.
+ */
+const DIR = join(__dirname, '..', 'histories');
+
+describe('replaying recorded workflow histories', () => {
+  const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+
+  it('has recorded histories to replay', () => {
+    expect(files.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('replays every one against the current workflow code', async () => {
+    const histories = files.map((file) => ({
+      workflowId: file.replace(/\.json$/, ''),
+      history: historyFromJSON(JSON.parse(readFileSync(join(DIR, file), 'utf8'))),
+    }));
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') } }, histories)) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe.runIf(process.env.RECORD_HISTORIES === '1')('recording histories', () => {
+  let sim: TestSimulator;
+  let stack: TestStack;
+  let worker: RunningWorker;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
+    worker = await startWorker(stack);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.close();
+    await sim?.close();
+  });
+
+  it('records one history per payment path', async () => {
+    const f = await paymentsFixture(stack);
+    const outage = await paymentsFixture(stack, { primary: { outage: true } });
+    const scenarios: Record<string, () => Promise<string>> = {
+      'payment-approved': async () => (await pay(stack, f.merchant, CARDS.visa)).body.data.id,
+      'payment-hard-decline': async () => (await pay(stack, f.merchant, CARDS.declined)).body.data.id,
+      'payment-all-soft-declines': async () => (await pay(stack, f.merchant, CARDS.processingError)).body.data.id,
+      'payment-cascade-after-outage': async () => (await pay(stack, outage.merchant, CARDS.visa)).body.data.id,
+      'payment-no-eligible-provider': async () => {
+        const created = await createPayment(stack, f.merchant, { routing: { exclude_provider_config_ids: [f.primary.id, f.backup.id] } });
+        await confirm(stack, f.merchant, created.body.data.id, { payment_method: card(CARDS.visa) });
+        return created.body.data.id;
+      },
+      'payment-authorize-then-capture': async () => {
+        const res = await pay(stack, f.merchant, CARDS.visa, { auto_capture: false });
+        await stack.http.post(`/v1/payments/${res.body.data.id}/capture`).set(bearer(f.merchant.secretKey)).send({ amount: 500 });
+        return res.body.data.id;
+      },
+      'payment-authorize-then-cancel': async () => {
+        const res = await pay(stack, f.merchant, CARDS.visa, { auto_capture: false });
+        await stack.http.post(`/v1/payments/${res.body.data.id}/cancel`).set(bearer(f.merchant.secretKey)).send({});
+        return res.body.data.id;
+      },
+      'payment-declined-then-approved': async () => {
+        const res = await pay(stack, f.merchant, CARDS.declined);
+        await confirm(stack, f.merchant, res.body.data.id, { payment_method: card(CARDS.visa) });
+        return res.body.data.id;
+      },
+    };
+    mkdirSync(DIR, { recursive: true });
+    const client = await stack.deps.temporal();
+    for (const [name, run] of Object.entries(scenarios)) {
+      const handle = client.workflow.getHandle(paymentWorkflowId(await run()));
+      // FAILED and AUTHORIZED payments stay open (they may be confirmed or captured later): record the
+      // history as it stands once the last command's work has settled.
+      await new Promise((r) => setTimeout(r, 1500));
+      // Exported the way an operator would: `temporal workflow show --output json`.
+      const json = execFileSync(resolveTemporalCli()!, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', stack.config.temporal.address!], { encoding: 'utf8' });
+      writeFileSync(join(DIR, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1));
+    }
+  }, 120_000);
+});
