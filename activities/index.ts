@@ -3,6 +3,7 @@ import type { Config } from '../lib/config';
 import { apiKeyActivities } from './api-keys';
 import { webhookActivities } from './webhooks';
 import { paymentActivities } from './payments';
+import { refundActivities } from './refunds';
 import { Vault } from '../lib/vault';
 
 export interface ActivityDeps {
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...apiKeyActivities(deps.db),
     ...webhookActivities(deps),
     ...paymentActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
+    ...refundActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
   };
 }
 

@@ -5,3 +5,4 @@ export { webhookVerificationWorkflow } from './webhook-verification';
 export { webhookSecretRotationWorkflow } from './webhook-secret-rotation';
 export { webhookFanOutWorkflow } from './webhook-fan-out';
 export { paymentWorkflow } from './payment';
+export { refundWorkflow } from './refund';
