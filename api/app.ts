@@ -40,7 +40,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
     ctx.state.principal = await deps.auth.authenticate(ctx.get('Authorization') || undefined, ctx.ip);
     await next();
   });
-  v1.use(idempotency(deps.db, deps.config.apiKeyPepper));
+  v1.use(idempotency(deps.db, deps.config.apiKeyPepper, deps.vault));
   for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
 
   app.use(requestContext());

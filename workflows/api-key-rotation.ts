@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
-const { rotateApiKeySecret } = proxyActivities<Activities>({
+const { rotateApiKeySecret, fanOutEvents } = proxyActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 10 },
 });
@@ -29,6 +29,8 @@ export interface ApiKeyRotationResult { keyId: string; rotation: number; rotated
  * are harmless and two rotations cannot interleave.
  */
 export async function apiKeyRotationWorkflow(input: ApiKeyRotationInput): Promise<ApiKeyRotationResult> {
-  const { rotatedAt } = await rotateApiKeySecret(input);
+  const { rotatedAt, environment, eventIds } = await rotateApiKeySecret(input);
+  // The api_key.rotated event goes out to the account's webhook endpoints like any other.
+  if (eventIds.length) await fanOutEvents({ environment, eventIds });
   return { keyId: input.keyId, rotation: input.rotation, rotatedAt };
 }

@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Db } from '../../db/knex';
 import { ApiError, errorBody } from '../errors';
+import type { Vault } from '../../lib/vault';
 import { toApiError } from './errors';
 import type { Principal } from '../auth/authenticate';
 
@@ -33,7 +34,7 @@ function requestHash(ctx: Koa.Context, pepper: string): string {
  * while the first still runs gets 409; the same key with another body gets 422. The key is claimed with
  * one INSERT … ON CONFLICT, so concurrent arrivals cannot both run.
  */
-export function idempotency(db: Db, pepper: string): Koa.Middleware {
+export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middleware {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (ctx.method !== 'POST' || !key) return next();
@@ -52,7 +53,7 @@ export function idempotency(db: Db, pepper: string): Koa.Middleware {
       ctx.status = row.response_status;
       ctx.set(row.response_headers ?? {});
       ctx.set('Idempotent-Replayed', 'true');
-      ctx.body = row.response_body;
+      ctx.body = unseal(vault, row.response_body);
       return;
     }
 
@@ -72,12 +73,12 @@ export function idempotency(db: Db, pepper: string): Koa.Middleware {
       if (apiError.status >= 500 || apiError.status === 409 || apiError.status === 429) {
         await db('core.idempotency_keys').where({ scope, key }).del();
       } else {
-        await store(db, scope, key, apiError.status, errorBody(apiError), apiError.headers);
+        await store(db, vault, scope, key, apiError.status, errorBody(apiError), apiError.headers);
       }
       throw apiError;
     }
     if (ctx.status >= 500) await db('core.idempotency_keys').where({ scope, key }).del();
-    else await store(db, scope, key, ctx.status, ctx.body, {});
+    else await store(db, vault, scope, key, ctx.status, ctx.body, {});
   };
 }
 
@@ -100,10 +101,24 @@ async function claim(db: Db, scope: string, key: string, hash: string): Promise<
   return inserted.rows.length === 1;
 }
 
-async function store(db: Db, scope: string, key: string, status: number, body: unknown, headers: Record<string, string>) {
+/**
+ * Stored replies are sealed with the vault: a reply may be the one moment a secret is shown (a new API
+ * key, a webhook signing secret), and the idempotency table must not keep it readable for 24 hours.
+ */
+async function store(db: Db, vault: Vault, scope: string, key: string, status: number, body: unknown, headers: Record<string, string>) {
   await db('core.idempotency_keys')
     .where({ scope, key })
-    .update({ state: 'done', response_status: status, response_body: JSON.stringify(body ?? null), response_headers: JSON.stringify(headers) });
+    .update({
+      state: 'done',
+      response_status: status,
+      response_body: JSON.stringify({ sealed: vault.encryptJson(body ?? null) }),
+      response_headers: JSON.stringify(headers),
+    });
+}
+
+function unseal(vault: Vault, stored: unknown): unknown {
+  const sealed = (stored as { sealed?: unknown } | null)?.sealed;
+  return typeof sealed === 'string' ? vault.decryptJson(sealed) : stored;
 }
 
 export interface IdempotencyState {

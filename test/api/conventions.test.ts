@@ -253,6 +253,11 @@ describe('idempotency', () => {
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     expect(again.body).toEqual(first.body);
     expect(await stack.db('core.accounts').where({ name: 'Once', user_id: merchant.userId }).count().first()).toEqual({ count: 1 });
+    // The stored reply holds the new keys' plaintext, so it is kept sealed, never readable in the table.
+    const stored = await stack.db('core.idempotency_keys').where({ key }).first();
+    const plaintext = first.body.data.api_keys[0].key as string;
+    expect(JSON.stringify(stored)).not.toContain(plaintext);
+    expect(again.body.data.api_keys[0].key).toBe(plaintext);
   });
 
   it('refuses the same key with another body (422) and an overlong key (400)', async () => {

@@ -57,7 +57,7 @@ describe('creating a payment', () => {
   });
 
   it('validates the body', async () => {
-    const cases: [object, string][] = [
+    const cases: [Record<string, unknown>, string][] = [
       [{ amount: 0 }, 'body/amount'], [{ amount: 1.5 }, 'body/amount'], [{ amount: 100_000_000 }, 'body/amount'],
       [{ currency: 'usd' }, 'body/currency'], [{ routing: { max_attempts: 6 } }, 'body/routing/max_attempts'],
       [{ customer_id: 'cus_01NOPE' }, 'body/customer_id'],
