@@ -1,0 +1,79 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { TEST_JWT_SECRET, TestStack } from '../support/stack';
+
+const ROOT = join(__dirname, '..', '..');
+
+export interface WorkerProcess {
+  proc: ChildProcess;
+  /** SIGKILL: the process dies mid-call, as a crashed machine would. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real worker process (`node --import tsx worker/main.ts`) on the suite's Postgres and Temporal,
+ * running the suite's pre-built workflow bundle. Resolves once it says it polls its task queues.
+ */
+export async function spawnWorker(stack: TestStack, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker', 'main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      SB_DATA_DIR: stack.config.dataDir,
+      DATABASE_URL: stack.config.databaseUrl,
+      TEMPORAL_ADDRESS: stack.config.temporal.address,
+      JWT_SECRET: TEST_JWT_SECRET,
+      VAULT_KEY: stack.config.vaultKey,
+      API_KEY_PEPPER: stack.config.apiKeyPepper,
+      SIMULATOR_URL: stack.config.simulatorUrl ?? '',
+      PROVIDER_TIMEOUT_MS: String(stack.config.providerTimeoutMs),
+      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`the worker process did not start within 30 s:\n${output.slice(-2000)}`)), 30_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker started')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    proc.stdout!.on('data', read);
+    proc.stderr!.on('data', read);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the worker process exited (${code}) before starting:\n${output.slice(-2000)}`));
+    });
+  });
+  return {
+    proc,
+    async kill() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Polls until `check` returns something other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
