@@ -37,6 +37,8 @@ export interface Config {
   paymentExpiryMs: number;
   /** How long a provider call may take before its outcome is unknown (and reconciled, never cascaded). */
   providerTimeoutMs: number;
+  /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */
+  stuckPaymentThresholdMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -122,5 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authExpiryMs: duration('AUTH_EXPIRY', env.AUTH_EXPIRY || '7d'),
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
+    stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
   };
 }

@@ -1,9 +1,10 @@
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
-import { connectionOptions } from '../lib/temporal';
+import { connectClient, connectionOptions } from '../lib/temporal';
 import { createDb } from '../db/knex';
 import { createWorkers } from './worker';
+import { ensureStuckPaymentWatchdog, watchdogInterval } from './watchdog';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -19,6 +20,16 @@ async function main(): Promise<void> {
     workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined,
   });
   logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue) }, 'worker started');
+  // The stuck-payment watchdog runs once per namespace: the first worker to boot starts it.
+  connectClient(config, address)
+    .then(async (client) => {
+      try {
+        await ensureStuckPaymentWatchdog(client, { checkEveryMs: watchdogInterval(config.stuckPaymentThresholdMs) });
+      } finally {
+        await client.connection.close();
+      }
+    })
+    .catch((err) => logger.warn({ err }, 'stuck-payment watchdog could not be started'));
   // Worker.run resolves after SIGINT/SIGTERM once in-flight activities and tasks have drained.
   await Promise.all(workers.map((w) => w.run()));
   await connection.close();
