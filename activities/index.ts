@@ -4,6 +4,7 @@ import { apiKeyActivities } from './api-keys';
 import { webhookActivities } from './webhooks';
 import { paymentActivities } from './payments';
 import { refundActivities } from './refunds';
+import { stuckPaymentActivities } from './stuck-payments';
 import { Vault } from '../lib/vault';
 
 export interface ActivityDeps {
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     ...paymentActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
     ...refundActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
+    ...stuckPaymentActivities(deps),
   };
 }
 

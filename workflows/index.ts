@@ -6,3 +6,4 @@ export { webhookSecretRotationWorkflow } from './webhook-secret-rotation';
 export { webhookFanOutWorkflow } from './webhook-fan-out';
 export { paymentWorkflow } from './payment';
 export { refundWorkflow } from './refund';
+export { stuckPaymentWatchdogWorkflow } from './stuck-payment-watchdog';
