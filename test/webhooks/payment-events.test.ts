@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { CARDS, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { enabledEndpoint, expectVerified, Receiver, waitFor } from './support';
+
+let sim: TestSimulator;
+let stack: TestStack;
+let worker: RunningWorker;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  receiver = await Receiver.start();
+  stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
+  worker = await startWorker(stack);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await stack?.close();
+  await receiver?.close();
+  await sim?.close();
+});
+
+describe('payment events as webhooks', () => {
+  it('delivers a verified payment_intent.succeeded for a real payment, and only the events subscribed to', async () => {
+    const f = await paymentsFixture(stack);
+    const endpoint = await enabledEndpoint(stack, f.merchant, receiver, { events: ['payment_intent.succeeded', 'charge.succeeded'] });
+    const res = await pay(stack, f.merchant, CARDS.visa, { amount: 4321 });
+    expect(res.body.data.status).toBe('SUCCEEDED');
+
+    const delivered = await waitFor(async () => {
+      const got = receiver.events().filter((r) => JSON.parse(r.body).data?.object?.id === res.body.data.id || JSON.parse(r.body).data?.object?.payment_id === res.body.data.id);
+      return got.length >= 2 ? got : undefined;
+    }, 'both subscribed events');
+    for (const req of delivered) expectVerified(req, endpoint.secret);
+    const succeeded = delivered.find((r) => r.type === 'payment_intent.succeeded')!;
+    const payload = JSON.parse(succeeded.body);
+    expect(payload).toMatchObject({
+      object: 'event', type: 'payment_intent.succeeded', api_version: 'v1', account_id: f.merchant.account.id, livemode: true,
+      data: { object: { object: 'payment', id: res.body.data.id, status: 'SUCCEEDED', amount: 4321 } },
+    });
+    expect(succeeded.headers['x-switchboard-event-type']).toBe('payment_intent.succeeded');
+    expect(succeeded.headers['webhook-id']).toBe(payload.id);
+    expect(delivered.map((r) => r.type).sort()).toEqual(['charge.succeeded', 'payment_intent.succeeded']);
+    expect(succeeded.body).not.toContain(CARDS.visa);
+  });
+});
