@@ -43,10 +43,20 @@ export function Id({ value }: { value: string | null | undefined }) {
   return (
     <span class="id">
       <code>{value}</code>
-      <button type="button" class="copy" title="Copy" aria-label={`Copy ${value}`} onClick={copy}>{copied ? '✓' : '⧉'}</button>
+      <button type="button" class="copy" title="Copy" aria-label={`Copy ${value}`} onClick={copy}>{copied ? <CheckIcon /> : <CopyIcon />}</button>
     </span>
   );
 }
+
+// Drawn, not a font glyph: system fonts differ in which symbols they have.
+const CopyIcon = () => (
+  <svg width="12" height="12" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.5" aria-hidden="true">
+    <rect x="5" y="5" width="9" height="9" rx="1.5" /><path d="M11 5V3.5A1.5 1.5 0 0 0 9.5 2h-6A1.5 1.5 0 0 0 2 3.5v6A1.5 1.5 0 0 0 3.5 11H5" />
+  </svg>
+);
+const CheckIcon = () => (
+  <svg width="12" height="12" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true"><path d="M3 8.5l3 3 7-7" /></svg>
+);
 
 /** An in-app link (history navigation, still a real href for new tabs). */
 export function Link({ to, children, class: cls }: { to: string; children: ComponentChildren; class?: string }) {
