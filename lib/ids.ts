@@ -1,4 +1,8 @@
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
+
+// Monotonic: ids minted in the same millisecond still sort in the order they were made, so rows written
+// together (the events of one transition) list in that order.
+const ulid = monotonicFactory();
 
 /** Type prefixes of every id Switchboard issues (DESIGN §2). */
 export const ID_PREFIXES = [

@@ -58,7 +58,7 @@ export interface LocalTemporal {
  * A local Temporal dev server (SQLite, Web UI) with our search attributes registered and
  * update-with-start enabled. Used by `npm start` (persistent, in .data/) and by the tests (ephemeral).
  */
-export async function startLocalTemporal(opts: { dbFile?: string; port?: number; uiPort?: number; namespace?: string }): Promise<LocalTemporal> {
+export async function startLocalTemporal(opts: { dbFile?: string; port?: number; uiPort?: number; namespace?: string; extraNamespaces?: string[] }): Promise<LocalTemporal> {
   // Loaded lazily: @temporalio/testing is only needed where no TEMPORAL_ADDRESS is configured.
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const cli = resolveTemporalCli();
@@ -74,6 +74,7 @@ export async function startLocalTemporal(opts: { dbFile?: string; port?: number;
       searchAttributes: Object.values(SEARCH_ATTRIBUTES),
       log: { format: 'pretty', level: 'error' },
       extraArgs: [
+        ...(opts.extraNamespaces ?? []).flatMap((ns) => ['--namespace', ns]),
         '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
         '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
         '--dynamic-config-value', 'system.enableEagerWorkflowStart=true',

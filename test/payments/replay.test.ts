@@ -88,7 +88,7 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('recording histories', () =
       // history as it stands once the last command's work has settled.
       await new Promise((r) => setTimeout(r, 1500));
       // Exported the way an operator would: `temporal workflow show --output json`.
-      const json = execFileSync(resolveTemporalCli()!, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', stack.config.temporal.address!], { encoding: 'utf8' });
+      const json = execFileSync(resolveTemporalCli()!, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', stack.config.temporal.address!, '--namespace', stack.config.temporal.namespace], { encoding: 'utf8' });
       writeFileSync(join(DIR, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1));
     }
   }, 120_000);

@@ -3,7 +3,7 @@ import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorke
 import { CARDS, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { createConfig, createProvider } from '../support/routing';
 import { refundWorkflowId } from '../../workflows/shared';
-import { eventually, spawnWorker, WorkerProcess } from './worker-process';
+import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 
 // One file on purpose: vitest runs files in parallel, and every file's workers poll the same `payments`
 // task queue on the suite's Temporal server, each against its own simulator. The worker-crash case at

@@ -37,7 +37,9 @@ export default async function setup(project: { provide<K extends keyof ProvidedC
       });
       return url.toString();
     })(),
-    startLocalTemporal({}),
+    // One namespace per vitest worker pool: test files running at the same time never pick up each
+    // other's workflows, whose activities would run against another file's simulator and settings.
+    startLocalTemporal({ extraNamespaces: Array.from({ length: 8 }, (_, i) => `sb-test-${i + 1}`) }),
     (async () => {
       const { code } = await bundleWorkflowCode({ workflowsPath: join(__dirname, '..', '..', 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
       const path = join(TMP, `workflow-bundle-${process.pid}.js`);

@@ -14,6 +14,11 @@ import { createWorkers } from '../../worker/worker';
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-for-hs256';
 
+/** This test file's Temporal namespace (one per vitest worker pool, registered by the global setup). */
+export function testNamespace(): string {
+  return `sb-test-${Number(process.env.VITEST_POOL_ID ?? 1) % 8 || 8}`;
+}
+
 export interface TestStack {
   config: Config;
   db: Db;
@@ -33,6 +38,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
     JWT_SECRET: TEST_JWT_SECRET,
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: testNamespace(),
     WEBHOOK_ALLOW_PRIVATE: 'true',
     ...env,
   });

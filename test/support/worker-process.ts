@@ -28,6 +28,7 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
       SB_DATA_DIR: stack.config.dataDir,
       DATABASE_URL: stack.config.databaseUrl,
       TEMPORAL_ADDRESS: stack.config.temporal.address,
+      TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
       JWT_SECRET: TEST_JWT_SECRET,
       VAULT_KEY: stack.config.vaultKey,
       API_KEY_PEPPER: stack.config.apiKeyPepper,
@@ -40,8 +41,8 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the worker process did not start within 30 s')), 30_000);
     let output = '';
+    const timer = setTimeout(() => reject(new Error(`the worker process did not start within 30 s:\n${output.slice(-2000)}`)), 30_000);
     proc.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('worker started')) {
