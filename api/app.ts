@@ -6,6 +6,7 @@ import { requestContext } from './middleware/request-context';
 import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { idempotency } from './middleware/idempotency';
+import { rateLimit } from './middleware/rate-limit';
 import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
@@ -40,6 +41,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
     ctx.state.principal = await deps.auth.authenticate(ctx.get('Authorization') || undefined, ctx.ip);
     await next();
   });
+  v1.use(rateLimit(deps.config.rateLimit));
   v1.use(idempotency(deps.db, deps.config.apiKeyPepper, deps.vault));
   for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
 

@@ -39,6 +39,8 @@ export interface Config {
   providerTimeoutMs: number;
   /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */
   stuckPaymentThresholdMs: number;
+  /** Per-credential request rate on /v1: RATE_LIMIT_RPS sustained, RATE_LIMIT_BURST on top; rps 0 = off. */
+  rateLimit: { rps: number; burst: number };
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +56,13 @@ function devSecrets(dataDir: string): { jwtSecret: string; vaultKey: string; api
   const secrets = { jwtSecret: randomSecret(32), vaultKey: randomSecret(32), apiKeyPepper: randomSecret(32) };
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
+}
+
+function count(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a whole number ≥ 0: ${value}`);
+  return n;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -125,5 +134,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
+    rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },
   };
 }
