@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { CARDS, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { findPythonTool } from './support';
+
+const st = findPythonTool('st');
+const MAX_EXAMPLES = 20;
+const TIME_LIMIT_MS = 150_000;
+
+/**
+ * Property-based fuzzing of the whole /v1 surface from its own OpenAPI document (Schemathesis), against
+ * the real stack with a valid secret key: no 5xx, and every response inside its documented schema.
+ */
+describe.skipIf(!st && !process.env.CI)('API fuzzing with Schemathesis', () => {
+  let sim: TestSimulator;
+  let stack: TestStack;
+  let worker: RunningWorker;
+  let fx: PaymentsFixture;
+  const known: Record<string, string[]> = {};
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-fuzz-'));
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    // The fuzzer is the only client: the rate limit would only turn its examples into 429s.
+    stack = await startStack({ SIMULATOR_URL: sim.url, RATE_LIMIT_RPS: '0' });
+    worker = await startWorker(stack);
+    fx = await paymentsFixture(stack);
+    const paid = await pay(stack, fx.merchant, CARDS.visa);
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    const customer = await stack.http.post('/v1/customers').set(bearer(fx.merchant.secretKey)).send({ name: 'Fuzz', email: 'fuzz@example.com' });
+    expect(customer.status, JSON.stringify(customer.body)).toBe(201);
+    const payment = paid.body.data;
+    // Real ids, offered to the fuzzer alongside its own values, so that generated requests get past 404.
+    known.accounts = [fx.merchant.account.id];
+    known.payments = [payment.id];
+    known.charges = (payment.charges ?? []).map((c: { id: string }) => c.id);
+    known.ids = [payment.id, customer.body.data.id, fx.primary.id, fx.backup.id, fx.provider.id];
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.close();
+    await sim?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers every generated request without a 5xx and within the documented schema', async () => {
+    expect(st, 'Schemathesis is not installed: python3 -m pip install schemathesis').toBeDefined();
+    const report = join(dir, 'report.json');
+    const config = join(dir, 'schemathesis.toml');
+    const values = (list: string[]) => `{ values = [${list.map((v) => JSON.stringify(v)).join(', ')}] }`;
+    writeFileSync(config, [
+      '[dictionaries]',
+      `payments = ${values(known.payments)}`,
+      `ids = ${values(known.ids)}`,
+      ...(known.charges.length ? [`charges = ${values(known.charges)}`] : []),
+      '[parameters]',
+      // The key's own account: any other account_id is a 403 that would hide the whole route behind it.
+      `"query.account_id" = ${JSON.stringify(known.accounts[0])}`,
+      '"query.payment_id" = { dictionary = "payments", probability = 0.5 }',
+      '"body.payment_id" = { dictionary = "payments", probability = 0.5 }',
+      '"path.id" = { dictionary = "ids", probability = 0.6 }',
+      ...(known.charges.length ? ['"body.charge_id" = { dictionary = "charges", probability = 0.3 }'] : []),
+      '',
+    ].join('\n'));
+    const args = [
+      '--config-file', config,
+      'run', `${stack.baseUrl}/v1/openapi.json`,
+      '--header', `Authorization: Bearer ${fx.merchant.secretKey}`,
+      '--checks', 'not_a_server_error,response_schema_conformance',
+      '--max-examples', String(MAX_EXAMPLES),
+      '--phases', 'examples,coverage,fuzzing',
+      '--seed', '20261121',
+      '--workers', '2',
+      '--request-timeout', '20',
+      // Creating a webhook endpoint starts a handshake POST to the generated URL: never let the fuzzer
+      // aim the worker at arbitrary hosts (the suite's Temporal server and its webhook workers are shared).
+      '--exclude-by', '/method == "POST" and /path == "/v1/webhook-endpoints/"',
+      '--report', 'json', '--report-json-path', report,
+      '--no-color',
+    ];
+    const { code, output, ms } = await new Promise<{ code: number | null; output: string; ms: number }>((resolve) => {
+      const started = Date.now();
+      const child = spawn(st!, args, { env: { ...process.env, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+      child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+      const timer = setTimeout(() => child.kill('SIGKILL'), TIME_LIMIT_MS);
+      child.once('exit', (exitCode) => { clearTimeout(timer); resolve({ code: exitCode, output: out, ms: Date.now() - started }); });
+    });
+    const summary = output.lastIndexOf('SUMMARY') >= 0 ? output.slice(output.lastIndexOf('SUMMARY')) : output.slice(-4000);
+    console.log(`schemathesis finished in ${ms} ms (exit ${code})\n${summary}`);
+    expect(code, output.slice(-20_000)).toBe(0);
+    const run = JSON.parse(readFileSync(report, 'utf8'));
+    expect(run.operations.tested).toBeGreaterThanOrEqual(50);
+    expect(run.test_cases.generated).toBeGreaterThan(1000);
+    expect(run.test_cases.with_failures).toBe(0);
+    expect(run.failures).toEqual([]);
+    expect(run.errors).toEqual([]);
+  }, TIME_LIMIT_MS + 30_000);
+});
