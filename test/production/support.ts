@@ -31,3 +31,45 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * A TCP proxy in front of a server (Postgres) that a test can cut: `cut()` destroys every open
+ * connection and refuses new ones until `restore()`, as a network partition or a restarting server would.
+ */
+export class TcpProxy {
+  private readonly sockets = new Set<import('node:net').Socket>();
+  private down = false;
+  private constructor(private readonly server: import('node:net').Server, readonly port: number) {}
+
+  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
+    const { connect, createServer } = await import('node:net');
+    let proxy!: TcpProxy;
+    const server = createServer((client) => {
+      if (proxy.down) { client.destroy(); return; }
+      const upstream = connect(targetPort, targetHost);
+      for (const socket of [client, upstream]) {
+        proxy.sockets.add(socket);
+        socket.on('close', () => proxy.sockets.delete(socket));
+        socket.on('error', () => { client.destroy(); upstream.destroy(); });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new TcpProxy(server, (server.address() as { port: number }).port);
+    return proxy;
+  }
+
+  cut(): void {
+    this.down = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  restore(): void {
+    this.down = false;
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
