@@ -43,7 +43,6 @@ export class TcpProxy {
 
   static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
     const { connect, createServer } = await import('node:net');
-    let proxy!: TcpProxy;
     const server = createServer((client) => {
       if (proxy.down) { client.destroy(); return; }
       const upstream = connect(targetPort, targetHost);
@@ -55,7 +54,8 @@ export class TcpProxy {
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new TcpProxy(server, (server.address() as { port: number }).port);
+    // The connection handler runs only once listening, after `proxy` exists.
+    const proxy = new TcpProxy(server, (server.address() as { port: number }).port);
     return proxy;
   }
 
