@@ -73,3 +73,52 @@ export class TcpProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+export interface ChildProcessHandle {
+  proc: import('node:child_process').ChildProcess;
+  url: string;
+  /** Everything the process wrote to stdout and stderr. */
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** The real API process (api/main.ts) on its own port, wired like `stack`; resolves once /healthz answers. */
+export async function spawnApi(stack: import('../support/stack').TestStack, env: Record<string, string> = {}): Promise<ChildProcessHandle> {
+  const { spawn } = await import('node:child_process');
+  const { TEST_JWT_SECRET } = await import('../support/stack');
+  const port = await freePort();
+  const root = join(__dirname, '..', '..');
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(root, 'api', 'main.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      SB_PROCESS: 'test-api',
+      PORT: String(port),
+      SB_DATA_DIR: stack.config.dataDir,
+      DATABASE_URL: stack.config.databaseUrl,
+      TEMPORAL_ADDRESS: stack.config.temporal.address,
+      TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
+      JWT_SECRET: TEST_JWT_SECRET,
+      VAULT_KEY: stack.config.vaultKey,
+      API_KEY_PEPPER: stack.config.apiKeyPepper,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      RATE_LIMIT_RPS: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  proc.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
+  proc.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (!(await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) {
+    if (proc.exitCode !== null) throw new Error(`the API process exited (${proc.exitCode}):\n${output.slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`the API process did not answer within 30 s:\n${output.slice(-2000)}`);
+    await sleep(100);
+  }
+  return { proc, url, output: () => output, exited };
+}
