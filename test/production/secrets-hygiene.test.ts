@@ -2,7 +2,7 @@ import supertest from 'supertest';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalTemporal, startLocalTemporal } from '../../lib/temporal';
-import { bearer, createMerchant, startStack, TEST_JWT_SECRET, TestStack } from '../support/stack';
+import { bearer, startStack, TEST_JWT_SECRET, TestStack } from '../support/stack';
 import { card, CARDS, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 import { enabledEndpoint, Receiver } from '../webhooks/support';
