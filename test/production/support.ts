@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_JWT_SECRET, TestStack } from '../support/stack';
 
 /**
  * A binary installed with pip (`st` from schemathesis): the Python scripts folder first (where pip puts
@@ -83,9 +84,8 @@ export interface ChildProcessHandle {
 }
 
 /** The real API process (api/main.ts) on its own port, wired like `stack`; resolves once /healthz answers. */
-export async function spawnApi(stack: import('../support/stack').TestStack, env: Record<string, string> = {}): Promise<ChildProcessHandle> {
+export async function spawnApi(stack: TestStack, env: Record<string, string> = {}): Promise<ChildProcessHandle> {
   const { spawn } = await import('node:child_process');
-  const { TEST_JWT_SECRET } = await import('../support/stack');
   const port = await freePort();
   const root = join(__dirname, '..', '..');
   const proc = spawn(process.execPath, ['--import', 'tsx', join(root, 'api', 'main.ts')], {
