@@ -1,8 +1,9 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { runOps } from '../../scripts/ops';
-import { bearer, Merchant, TestStack, TEST_JWT_SECRET } from '../support/stack';
+import { bearer, Merchant, RunningWorker, startStack, startWorker, TestStack, TEST_JWT_SECRET, testNamespace } from '../support/stack';
+import { startSimulator, TestSimulator } from '../support/payments';
 import { join } from 'node:path';
 
 /** Polls until `check` answers something other than undefined. */
@@ -92,6 +93,7 @@ export function opsEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     JWT_SECRET: TEST_JWT_SECRET,
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: testNamespace(),
     ...extra,
   };
 }
@@ -102,4 +104,31 @@ export async function ops(...argv: string[]): Promise<{ code: number; out: strin
   let err = '';
   const code = await runOps(argv, { env: opsEnv(), io: { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } } });
   return { code, out, err, json: () => JSON.parse(out) };
+}
+
+export interface OperatorStack { sim: TestSimulator; stack: TestStack; worker: RunningWorker }
+
+/**
+ * One simulator, API and worker for every operator case (one stack starts quicker than three). The
+ * provider timeout is short so that a blackholed call soon becomes an unknown outcome.
+ */
+export function useOperatorStack(): OperatorStack {
+  const s = {} as OperatorStack;
+  beforeAll(async () => {
+    s.sim = await startSimulator();
+    s.stack = await startStack({ SIMULATOR_URL: s.sim.url, PROVIDER_TIMEOUT_MS: '500' });
+    s.worker = await startWorker(s.stack);
+  });
+  afterAll(async () => {
+    await s.worker?.stop();
+    await s.stack?.close();
+    await s.sim?.close();
+  });
+  return s;
+}
+
+/** Builds the dashboard as `npm run build` does (vite build dashboard) into dashboard/dist. */
+export async function buildDashboard(): Promise<void> {
+  const { build } = await import('vite');
+  await build({ root: join(__dirname, '..', '..', 'dashboard'), logLevel: 'error' });
 }
