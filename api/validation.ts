@@ -22,10 +22,27 @@ function toFieldErrors(errors: ErrorObject[], root: string): FieldError[] {
 
 export interface Validator<T> { (value: unknown): T }
 
+/** Postgres text and jsonb cannot hold U+0000: such input is invalid, not a 500 when it reaches a query. */
+function nulCharacterAt(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = `${path}/${key.replace(/\u0000/g, '\\u0000')}`;
+    if (key.includes('\u0000')) return itemPath;
+    const found = nulCharacterAt(item, itemPath);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 function compile<T>(ajv: Ajv, schema: TSchema, root: string): Validator<T> {
   const validate: ValidateFunction = ajv.compile(schema);
   return (value: unknown): T => {
-    if (validate(value)) return value as T;
+    if (validate(value)) {
+      const nul = nulCharacterAt(value, root);
+      if (nul) throw ApiError.validation([{ path: nul, message: 'must not contain the NUL character (\\u0000)' }]);
+      return value as T;
+    }
     const errors = validate.errors ?? [];
     const fields = toFieldErrors(errors, root);
     const unknown = errors.some((e) => e.keyword === 'additionalProperties');
