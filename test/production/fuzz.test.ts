@@ -8,8 +8,8 @@ import { CARDS, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimul
 import { findPythonTool } from './support';
 
 const st = findPythonTool('st');
-const MAX_EXAMPLES = 20;
-const TIME_LIMIT_MS = 150_000;
+const MAX_EXAMPLES = 10;
+const TIME_LIMIT_MS = 240_000;
 
 /**
  * Property-based fuzzing of the whole /v1 surface from its own OpenAPI document (Schemathesis), against
@@ -97,7 +97,7 @@ describe.skipIf(!st && !process.env.CI)('API fuzzing with Schemathesis', () => {
     expect(code, output.slice(-20_000)).toBe(0);
     const run = JSON.parse(readFileSync(report, 'utf8'));
     expect(run.operations.tested).toBeGreaterThanOrEqual(50);
-    expect(run.test_cases.generated).toBeGreaterThan(1000);
+    expect(run.test_cases.generated).toBeGreaterThan(500);
     expect(run.test_cases.with_failures).toBe(0);
     expect(run.failures).toEqual([]);
     expect(run.errors).toEqual([]);
