@@ -27,7 +27,7 @@ function nulCharacterAt(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   for (const [key, item] of Object.entries(value)) {
-    const itemPath = `${path}/${key.replace(/\u0000/g, '\\u0000')}`;
+    const itemPath = `${path}/${key.split('\u0000').join('\\u0000')}`;
     if (key.includes('\u0000')) return itemPath;
     const found = nulCharacterAt(item, itemPath);
     if (found) return found;
