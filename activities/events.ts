@@ -51,3 +51,13 @@ export async function appendEvents(db: Knex, env: Environment, events: EventReco
   await db(envTable(env, 'events')).insert(rows);
   return rows.map((r) => r.id);
 }
+
+/**
+ * The ids to fan out to webhooks: all of them when the account has an enabled endpoint, none when it
+ * has not — so a payment of an account without webhooks costs no fan-out activity at all.
+ */
+export async function idsToPublish(db: Knex, env: Environment, accountId: string, eventIds: string[]): Promise<string[]> {
+  if (!eventIds.length) return [];
+  const endpoint = await db(envTable(env, 'webhook_endpoints')).where({ account_id: accountId, status: 'enabled', deleted: false }).first('id');
+  return endpoint ? eventIds : [];
+}

@@ -10,7 +10,7 @@ import { loadConfigCredentials, loadRoutingInputs } from '../db/repositories/rou
 import { buildRoutingPlan } from '../lib/routing/plan';
 import { getAdapter } from './providers/registry';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
-import { appendEvents, EventRecord } from './events';
+import { appendEvents, EventRecord, idsToPublish } from './events';
 import type {
   PaymentInput, PaymentStatus, RequestContext, RoutingHintsInput,
 } from '../workflows/shared';
@@ -227,7 +227,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
         const payment = await updatePayment(trx, ref, paymentPatch);
         if (paymentEventName) events.push(paymentEvent(ref, paymentEventName, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
       }
-      const eventIds = await appendEvents(trx, args.environment, events);
+      const eventIds = await idsToPublish(trx, args.environment, args.accountId, await appendEvents(trx, args.environment, events));
       return {
         outcome: outcome.kind,
         declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
@@ -275,7 +275,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
         }).onConflict('id').ignore().returning('*');
         if (!inserted.length) return { eventIds: [] };
         const eventIds = await appendEvents(trx, input.environment, [paymentEvent(ref, 'payment_intent.created', inserted[0], input.context)]);
-        return { eventIds };
+        return { eventIds: await idsToPublish(trx, input.environment, input.accountId, eventIds) };
       });
     },
 
@@ -338,7 +338,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
         const eventIds = await appendEvents(trx, env, [
           paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }),
         ]);
-        return { routingPlanId: args.routingPlanId, candidates: planned, eventIds };
+        return { routingPlanId: args.routingPlanId, candidates: planned, eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
       });
     },
 
@@ -465,10 +465,10 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
           exchanges: trx.raw('exchanges || ?::jsonb', [JSON.stringify([result.exchange])]), updated_at: now(),
         }).returning('*');
         const payment = await updatePayment(trx, args, { status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedAmount });
-        const eventIds = await appendEvents(trx, env, [
+        const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
           chargeEvent(args, 'charge.succeeded', updated, args.context),
           paymentEvent(args, 'payment_intent.succeeded', payment, args.context, { chargeId: args.chargeId }),
-        ]);
+        ]));
         return { paymentStatus: 'SUCCEEDED' as const, capturedAmount, eventIds };
       });
     },
@@ -498,7 +498,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
         }
         const payment = await updatePayment(trx, args, { status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason });
         const eventIds = await appendEvents(trx, env, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]);
-        return { eventIds };
+        return { eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
       });
     },
   };

@@ -3,6 +3,8 @@ import type { Config } from '../lib/config';
 import type { Db } from '../db/knex';
 import type { Authenticator } from './auth/authenticate';
 import type { Vault } from '../lib/vault';
+import type { LRUCache } from 'lru-cache';
+import type { AccountRow } from './auth/access';
 
 /** Everything the API needs, handed in by main.ts or by a test. */
 export interface ApiDeps {
@@ -11,6 +13,8 @@ export interface ApiDeps {
   auth: Authenticator;
   /** Encryption at rest (cards, CVCs, provider credentials). */
   vault: Vault;
+  /** Account rows, cached for a few seconds (see Access). */
+  accountCache: LRUCache<string, AccountRow>;
   /** The Temporal client, connected on first use; rejects when Temporal is unreachable. */
   temporal(): Promise<Client>;
 }

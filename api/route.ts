@@ -95,7 +95,7 @@ export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
     const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
 
     const result = await route.handler({
-      params, query, body, principal, access: new Access(deps.db, principal, route.permission), deps, ctx,
+      params, query, body, principal, access: new Access(deps.db, principal, route.permission, deps.accountCache), deps, ctx,
     } as HandlerArgs<any, any, any>);
 
     ctx.status = route.status ?? 200;

@@ -1,6 +1,6 @@
 import {
-  allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, setCurrentDetails, setHandler, sleep,
-  upsertSearchAttributes,
+  allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler,
+  sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptArgs, AttemptResult } from '../activities/payments';
@@ -11,6 +11,16 @@ import {
 
 /** Short Postgres work: quick retries, forever (money state must always land). */
 const records = proxyActivities<Activities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+/**
+ * The two Postgres-only steps on the hot path (writing the payment row, planning the route) run as
+ * local activities: inside the workflow task, with no round trip through the server for scheduling.
+ * Both are idempotent, so the at-least-once replays local activities allow are harmless.
+ */
+const localRecords = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -153,7 +163,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   /** Walks the routing plan of one confirm. Never throws: the payment always ends the walk in a status. */
   async function walk(confirm: ConfirmInput): Promise<void> {
     try {
-      const plan = await records.planRoute({
+      const plan = await localRecords.planRoute({
         ...ref, routingPlanId: workflowId('rp'), paymentMethodId: confirm.paymentMethodId,
         installments: confirm.installments, routing: confirm.routing, context: confirm.context,
       });
@@ -221,7 +231,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   // The payment row exists before anything else happens; `create` answers once it does.
-  const { eventIds } = await records.createPaymentRecord(input);
+  const { eventIds } = await localRecords.createPaymentRecord(input);
   created = true;
   describe();
   await publish(eventIds);

@@ -1,3 +1,4 @@
+import type { LRUCache } from 'lru-cache';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/environments';
 import { ApiError } from '../errors';
@@ -34,6 +35,8 @@ export class Access {
     private readonly db: Db,
     readonly principal: Principal,
     private readonly permission: Permission | null,
+    /** Account rows by id, for a few seconds: they hardly change and every request needs one. */
+    private readonly accounts?: LRUCache<string, AccountRow>,
   ) {}
 
   async forAccount(accountId: string | undefined): Promise<AccountScope> {
@@ -77,8 +80,12 @@ export class Access {
 
   private async load(accountId: string): Promise<AccountScope | undefined> {
     const p = this.principal;
-    const account = (await this.db('core.accounts').where({ id: accountId, deleted: false }).first()) as AccountRow | undefined;
-    if (!account) return undefined;
+    let account = this.accounts?.get(accountId);
+    if (!account) {
+      account = (await this.db('core.accounts').where({ id: accountId, deleted: false }).first()) as AccountRow | undefined;
+      if (!account) return undefined;
+      this.accounts?.set(accountId, account);
+    }
     if (p.kind === 'api_key') {
       return { account, environment: account.environment, permissions: p.permissions };
     }

@@ -1,5 +1,6 @@
 import jwt, { JwtPayload } from 'jsonwebtoken';
 import { JwksClient } from 'jwks-rsa';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../lib/config';
 import { hashApiKey } from '../../lib/secrets';
 import type { Db } from '../../db/knex';
@@ -45,11 +46,20 @@ export function bearerToken(header: string | undefined): string {
 
 export interface Authenticator {
   authenticate(header: string | undefined, ip: string): Promise<Principal>;
+  /** Forgets cached key lookups: called when a key is deleted or rotated, so it stops working at once. */
+  invalidate(): void;
 }
+
+/**
+ * How long a verified API key is trusted without asking Postgres again. Deletion and rotation clear the
+ * cache of the process that performs them at once; other API processes see them within this time.
+ */
+const KEY_CACHE_TTL_MS = 5_000;
 
 export function createAuthenticator(db: Db, config: Config): Authenticator {
   const jwks = config.jwt.jwksUrl ? new JwksClient({ jwksUri: config.jwt.jwksUrl, cache: true, rateLimit: true }) : undefined;
   const provisioned = new Set<string>();
+  const keyCache = new LRUCache<string, { principal: ApiKeyPrincipal; expiresAt: number | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
 
   const keyFor: jwt.GetPublicKeyOrSecret = (header, callback) => {
     if (config.jwt.secret && header.alg === 'HS256') return callback(null, config.jwt.secret);
@@ -95,9 +105,15 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
   }
 
   async function verifyApiKey(token: string, kind: 'secret_key' | 'publishable_key', ip: string): Promise<ApiKeyPrincipal> {
+    const hash = hashApiKey(token, config.apiKeyPepper);
+    const cached = keyCache.get(hash);
+    if (cached && (cached.expiresAt === null || cached.expiresAt > Date.now())) {
+      if ((cached.principal.keyType === 'SECRET') !== (kind === 'secret_key')) throw new ApiError('invalid_api_key');
+      return cached.principal;
+    }
     const row = await db('core.api_keys as k')
       .join('core.accounts as a', 'a.id', 'k.account_id')
-      .where('k.key_hash', hashApiKey(token, config.apiKeyPepper))
+      .where('k.key_hash', hash)
       .first('k.id', 'k.type', 'k.account_id', 'k.environment', 'k.permissions', 'k.status', 'k.deleted', 'k.expires_at',
         'k.last_used_at', 'a.workspace_id', 'a.deleted as account_deleted');
     const expired = row?.expires_at && new Date(row.expires_at).getTime() <= Date.now();
@@ -107,7 +123,7 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
     if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
       db('core.api_keys').where({ id: row.id }).update({ last_used_at: db.fn.now(), last_used_ip: ip }).catch(() => {});
     }
-    return {
+    const principal: ApiKeyPrincipal = {
       kind: 'api_key',
       keyId: row.id,
       keyType: row.type,
@@ -116,6 +132,8 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
       environment: row.environment,
       permissions: fromPermissionMap(row.permissions as PermissionMap),
     };
+    keyCache.set(hash, { principal, expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null });
+    return principal;
   }
 
   return {
@@ -123,6 +141,9 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
       const token = bearerToken(header);
       const kind = classifyBearer(token);
       return kind === 'jwt' ? verifyJwt(token) : verifyApiKey(token, kind, ip);
+    },
+    invalidate() {
+      keyCache.clear();
     },
   };
 }

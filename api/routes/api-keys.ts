@@ -135,6 +135,7 @@ export const apiKeyRoutes = [
       const count = await deps.db('core.api_keys').where({ id: params.id, deleted: false })
         .update({ deleted: true, updated_at: deps.db.fn.now() });
       if (!count) throw ApiError.notFound('API key');
+      deps.auth.invalidate();
       return {};
     },
   }),
@@ -185,11 +186,15 @@ export const apiKeyRoutes = [
           if (reason === 'not_found') throw ApiError.notFound('API key');
           // Timed out: the rotation may still have landed just before; then the new value is the answer.
           const now = await deps.db('core.api_keys').where({ id: row.id }).first();
-          if (now?.key_hash === input.newKeyHash) return { data: serializeApiKey(now, plaintext) };
+          if (now?.key_hash === input.newKeyHash) {
+            deps.auth.invalidate();
+            return { data: serializeApiKey(now, plaintext) };
+          }
           throw new ApiError('temporal_unavailable', 'The key could not be regenerated in time; try again.', {}, { 'Retry-After': '5' });
         }
         throw err;
       }
+      deps.auth.invalidate();
       const updated = await deps.db('core.api_keys').where({ id: row.id }).first();
       return { data: serializeApiKey(updated, plaintext) };
     },

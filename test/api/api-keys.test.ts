@@ -129,6 +129,8 @@ describe('POST /api-keys', () => {
     expect(res.body.data.expires_at).toBe(soon);
     expect(await canList(res.body.data.key)).toBe(200);
     await stack.db('core.api_keys').where({ id: res.body.data.id }).update({ expires_at: new Date(Date.now() - 1000) });
+    // The write above bypasses the API, whose verified-key cache would trust the old expiry for up to 5 s.
+    stack.deps.auth.invalidate();
     const after = await stack.http.get('/v1/api-keys').set(bearer(res.body.data.key));
     expect(after.status).toBe(401);
     expect(after.body.error.details.reason).toBe('invalid_api_key');

@@ -194,12 +194,14 @@ describe('GET /payment-providers', () => {
   it('needs routing:read: a key without it is refused', async () => {
     const limited = await stack.db('core.api_keys').where({ account_id: live.account.id, type: 'SECRET' }).first();
     await stack.db('core.api_keys').where({ id: limited.id }).update({ permissions: JSON.stringify({ payment: ['read'] }) });
+    stack.deps.auth.invalidate(); // the edit bypasses the API and its verified-key cache
     try {
       const res = await stack.http.get('/v1/payment-providers').set(bearer(live.secretKey));
       expect(res.status).toBe(403);
       expect(res.body.error.details).toMatchObject({ reason: 'insufficient_permissions', required: 'routing:read' });
     } finally {
       await stack.db('core.api_keys').where({ id: limited.id }).update({ permissions: JSON.stringify(limited.permissions) });
+      stack.deps.auth.invalidate();
     }
   });
 
