@@ -37,6 +37,8 @@ export interface Config {
   paymentExpiryMs: number;
   /** How long a provider call may take before its outcome is unknown (and reconciled, never cascaded). */
   providerTimeoutMs: number;
+  /** Workflows a worker keeps in memory per task queue; evicted ones are replayed from history when needed. */
+  workerMaxCachedWorkflows: number;
   /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */
   stuckPaymentThresholdMs: number;
   /** Per-credential request rate on /v1: RATE_LIMIT_RPS sustained, RATE_LIMIT_BURST on top; rps 0 = off. */
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authExpiryMs: duration('AUTH_EXPIRY', env.AUTH_EXPIRY || '7d'),
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
+    workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 250),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
     rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },
   };

@@ -29,7 +29,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
     taskQueue,
     activities,
     ...workflows,
-    maxCachedWorkflows: 1000,
+    maxCachedWorkflows: setup.config.workerMaxCachedWorkflows,
     shutdownGraceTime: '10s',
     ...setup.tuning,
   })));

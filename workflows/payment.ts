@@ -41,7 +41,6 @@ const providers = proxyActivities<Activities>({
 const FINAL: PaymentStatus[] = ['SUCCEEDED', 'CANCELED'];
 const CONFIRMABLE: PaymentStatus[] = ['CREATED', 'FAILED'];
 const CANCELABLE: PaymentStatus[] = ['CREATED', 'FAILED', 'AUTHORIZED'];
-const CONFIRM_WAIT = '10 seconds';
 const RECONCILE_MAX_DELAY_MS = 5 * 60_000;
 
 function invalidState(status: PaymentStatus, message: string): ApplicationFailure {
@@ -65,8 +64,6 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let created = false;
   /** A confirm walk, a capture or a cancel is running: other commands wait their turn (409). */
   let busy = false;
-  let confirms = 0;
-  let walksDone = 0;
   let lastOutcome: CommandResult['outcome'];
   let authorizedAt = 0;
   let approvedChargeId: string | undefined;
@@ -97,17 +94,17 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     return { status: state.status };
   });
 
+  // Answers when the walk ends. The API stops waiting after 10 s and says PROCESSING; the update itself
+  // runs on (a timer here would cost every payment a timer started and canceled in its history).
   setHandler(paymentUpdates.confirm, async (args: ConfirmInput): Promise<CommandResult> => {
-    const n = ++confirms;
     busy = true;
     setStatus('PROCESSING');
-    void walk(args).finally(() => {
-      walksDone = n;
+    try {
+      await walk(args);
+    } finally {
       busy = false;
-    });
-    // Answer when the walk ends, or after 10 s with PROCESSING (webhooks and GET tell the rest).
-    const ended = await condition(() => walksDone >= n, CONFIRM_WAIT);
-    return ended ? { status: state.status, outcome: lastOutcome } : { status: 'PROCESSING', outcome: 'processing' };
+    }
+    return { status: state.status, outcome: lastOutcome };
   }, {
     validator: (_args: ConfirmInput) => {
       if (!created) throw invalidState(state.status, 'The payment is still being created.');
@@ -236,29 +233,33 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   describe();
   await publish(eventIds);
 
-  const expiresAt = Date.now() + input.paymentExpiryMs;
+  // Each expiry is one durable timer, armed once and never canceled: a finished workflow simply drops it.
+  let paymentExpired = false;
+  let authExpired = false;
+  let authTimerArmed = false;
+  void sleep(input.paymentExpiryMs).then(() => { paymentExpired = true; });
+  const moment = () => `${state.status}/${busy}/${paymentExpired}/${authExpired}`;
   for (;;) {
-    if (state.status === 'AUTHORIZED' && !busy) {
-      const left = authorizedAt + input.authExpiryMs - Date.now();
-      const moved = await condition(() => state.status !== 'AUTHORIZED' || busy, Math.max(left, 1));
-      if (!moved) {
+    if (FINAL.includes(state.status) && !busy) break;
+    if (!busy && state.status === 'AUTHORIZED') {
+      if (!authTimerArmed) {
+        authTimerArmed = true;
+        void sleep(Math.max(authorizedAt + input.authExpiryMs - Date.now(), 1)).then(() => { authExpired = true; });
+      }
+      if (authExpired) {
         busy = true;
         await cancel('authorization_expired');
         busy = false;
+        continue;
       }
-      continue;
-    }
-    if (FINAL.includes(state.status) && !busy) break;
-    const left = expiresAt - Date.now();
-    if (left <= 0 && CONFIRMABLE.includes(state.status) && !busy) {
+    } else if (!busy && paymentExpired && CONFIRMABLE.includes(state.status)) {
       busy = true;
       await cancel('expired');
       busy = false;
       continue;
     }
-    const snapshot = `${state.status}/${busy}`;
-    if (left > 0) await condition(() => `${state.status}/${busy}` !== snapshot, left);
-    else await condition(() => `${state.status}/${busy}` !== snapshot);
+    const seen = moment();
+    await condition(() => moment() !== seen);
   }
   await condition(allHandlersFinished);
   return state;

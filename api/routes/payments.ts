@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
@@ -28,6 +29,9 @@ const Routing = Obj({
 });
 
 const Installments = Type.Integer({ minimum: 1, maximum: 48 });
+
+/** How long confirm waits for the walk before answering PROCESSING (DESIGN §5). */
+const CONFIRM_WAIT_MS = 10_000;
 
 const Includes = {
   include_charges: Type.Optional(Type.Boolean()),
@@ -239,9 +243,15 @@ export const paymentRoutes = [
         });
         paymentMethodId = row.id as string;
       }
-      const result = await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.confirm, {
-        args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: requestContext(ctx, principal) }],
-      }));
+      const result = await sendUpdate(deps, env, payment.id, (handle) => {
+        const update = handle.executeUpdate(paymentUpdates.confirm, {
+          args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: requestContext(ctx, principal) }],
+        });
+        // Answer when the walk ends, or after 10 s with PROCESSING: the update goes on in the workflow, and
+        // webhooks and GET tell the rest. A late failure of the abandoned call has nobody left to tell.
+        update.catch(() => {});
+        return Promise.race([update, delay(CONFIRM_WAIT_MS).then((): CommandResult => ({ status: 'PROCESSING', outcome: 'processing' }))]);
+      });
       if (result.outcome === 'no_eligible_provider') {
         throw new ApiError('no_eligible_provider', undefined, { status: 'FAILED', payment_id: payment.id });
       }

@@ -1,0 +1,26 @@
+import { NativeConnection, Worker, DefaultLogger, Runtime } from '@temporalio/worker';
+
+export const FLOOR_TASK_QUEUE = 'bench-floor';
+
+/** A worker for the floor workflow, tuned like ours, in its own process. */
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+  const worker = await Worker.create({
+    connection,
+    taskQueue: FLOOR_TASK_QUEUE,
+    workflowsPath: require.resolve('./workflows'),
+    activities: { processorCall: async () => {} },
+    maxCachedWorkflows: 1000,
+  });
+  console.log('floor worker started');
+  await worker.run();
+  await connection.close();
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,287 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { AddressInfo, createServer as netServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, ROOT_DIR } from '../lib/config';
+import { startLocalTemporal } from '../lib/temporal';
+import { signDevToken } from '../lib/tokens';
+import { createDb, migrate } from '../db/knex';
+import { startEmbeddedPostgres } from '../db/embedded';
+import { appendEvents } from '../activities/events';
+import { FLOOR_TASK_QUEUE } from './floor/worker';
+import { floorConfirm } from './floor/workflows';
+
+/**
+ * `npm run bench`: brings the stack up the way `npm start` does (Postgres, migrations, a Temporal dev
+ * server on a SQLite file, the simulator, a worker and the API as separate processes), then measures
+ * each scenario beside its baseline in the same run, and writes bench/results/latest.json.
+ * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_PAYMENTS (sequential
+ * payments, default 200), BENCH_SECONDS (read duration, default 10).
+ */
+const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
+const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONCURRENCY = 16;
+const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 1000);
+const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 300);
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'read,payment,webhooks,memory').split(','));
+const VISA = { type: 'CARD', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getFullYear() + 3, cvc: '123' } };
+
+const children: ChildProcess[] = [];
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function freePort(): Promise<number> {
+  const server = netServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+function launch(script: string, env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(proc);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let started = !ready;
+    if (started) resolve(proc);
+    // Keep draining after readiness: a child blocked on a full pipe would distort the numbers.
+    const onData = (c: Buffer) => {
+      if (started) return;
+      out += c.toString();
+      if (out.includes(ready)) {
+        started = true;
+        resolve(proc);
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`${script} exited (${code}):\n${out.slice(-2000)}`)));
+  });
+}
+
+async function waitHttp(url: string): Promise<void> {
+  for (let i = 0; i < 150; i++) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function summarize(latencies: number[], elapsedMs: number) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    per_s: round(latencies.length / (elapsedMs / 1000)),
+    p50_ms: round(percentile(sorted, 50)),
+    p99_ms: round(percentile(sorted, 99)),
+  };
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
+
+/** Runs `total` operations with `concurrency` loops; returns each operation's latency. */
+async function drive(total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<{ latencies: number[]; elapsedMs: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      const i = next++;
+      const t0 = performance.now();
+      await op(i);
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  return { latencies, elapsedMs: performance.now() - started };
+}
+
+async function json(res: Response): Promise<any> {
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const scratch = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+  const stops: (() => Promise<unknown>)[] = [];
+  try {
+    log('bench: bringing the stack up');
+    let serverUrl = config.databaseUrl;
+    if (!serverUrl) {
+      const pg = await startEmbeddedPostgres(join(config.dataDir, 'bench'), Number(process.env.BENCH_PG_PORT ?? 54331), 'postgres');
+      stops.push(pg.stop);
+      serverUrl = pg.url;
+    }
+    const dbName = `switchboard_bench_${Date.now()}`;
+    const admin = createDb(serverUrl, { max: 1 });
+    await admin.raw(`CREATE DATABASE "${dbName}"`);
+    stops.push(async () => { await admin.raw(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`); await admin.destroy(); });
+    const url = new URL(serverUrl);
+    url.pathname = `/${dbName}`;
+    const databaseUrl = url.toString();
+    const db = createDb(databaseUrl, { max: 4 });
+    stops.push(() => db.destroy());
+    await migrate(db);
+
+    let temporalAddress = config.temporal.address;
+    if (!temporalAddress) {
+      const temporal = await startLocalTemporal({ dbFile: join(scratch, 'temporal.db'), port: await freePort() });
+      stops.push(temporal.stop);
+      temporalAddress = temporal.address;
+    }
+
+    const [apiPort, simPort, basePort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const env: NodeJS.ProcessEnv = {
+      NODE_ENV: 'development', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress,
+      SIMULATOR_URL: `http://127.0.0.1:${simPort}`, JWT_SECRET: config.jwt.secret, VAULT_KEY: config.vaultKey,
+      API_KEY_PEPPER: config.apiKeyPepper, SB_DATA_DIR: config.dataDir, RATE_LIMIT_RPS: '0', WEBHOOK_ALLOW_PRIVATE: 'true',
+    };
+    await launch('simulator/main.js', { ...env, SIMULATOR_PORT: String(simPort) }, '');
+    await waitHttp(`http://127.0.0.1:${simPort}/healthz`);
+    const worker = await launch('worker/main.js', { ...env, LOG_LEVEL: 'info' }, 'worker started');
+    // Request logging on, as in production: the read ratio includes it.
+    await launch('api/main.js', { ...env, PORT: String(apiPort), LOG_LEVEL: 'info' }, '');
+    await launch('bench/baseline-read.js', { ...env, PORT: String(basePort) }, 'baseline listening');
+    await launch('bench/floor/worker.js', env, 'floor worker started');
+    const api = `http://127.0.0.1:${apiPort}`;
+    await waitHttp(`${api}/healthz`);
+    const client = new Client({ connection: await Connection.connect({ address: temporalAddress }) });
+
+    // A merchant with a sandbox-adapter provider config (0 ms processor latency) and a fee.
+    const token = signDevToken(config, { user: 'usr_bench', workspace: 'ws_bench' });
+    const system = signDevToken(config, { user: 'usr_bench_system', workspace: 'ws_bench', system: true });
+    const post = (path: string, body: unknown, bearer: string) => fetch(`${api}/v1${path}`, {
+      method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    }).then(json);
+    const account = (await post('/accounts', { name: 'Bench', country: 'US', currency: 'USD' }, token)).data;
+    const key = account.api_keys.find((k: any) => k.type === 'SECRET').key as string;
+    const provider = (await post('/payment-providers', { name: 'Sandbox', identifier: 'sandbox' }, system)).data;
+    const ppc = (await post(`/payment-provider-configs?account_id=${account.id}`, { payment_provider_id: provider.id, name: 'Primary', credentials: { api_key: 'bench' } }, token)).data;
+    for (const m of provider.methods) {
+      await post(`/payment-provider-configs/${ppc.id}/fees`, { payment_provider_method_id: m.id, volume_fee: 2.9, fixed_fee: 30, fixed_fee_currency: 'USD' }, token);
+    }
+    const payOnce = async () => {
+      const payment = (await post('/payments', { amount: 1000, currency: 'USD' }, key)).data;
+      const confirmed = (await post(`/payments/${payment.id}/confirm`, { payment_method: VISA }, key)).data;
+      if (confirmed.status !== 'SUCCEEDED') throw new Error(`payment ended ${confirmed.status}`);
+      return payment.id as string;
+    };
+    let floorSeq = 0;
+    const floorOnce = async () => {
+      const handle = await client.workflow.start('floorPaymentWorkflow', { taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor/${Date.now()}/${floorSeq++}` });
+      await handle.executeUpdate(floorConfirm);
+    };
+
+    log('bench: warming up');
+    await drive(30, 4, async () => { await payOnce(); });
+    await drive(30, 4, floorOnce);
+
+    let read: Record<string, number> | undefined;
+    if (SCENARIOS.has('read')) {
+    log('bench: read');
+    const paymentId = await payOnce();
+    const cannon = (target: string, headers: Record<string, string> = {}) => autocannon({ url: target, connections: 32, duration: READ_SECONDS, headers });
+    await cannon(`${api}/v1/payments/${paymentId}`, { authorization: `Bearer ${key}` }).then(() => undefined);
+    const ours = await cannon(`${api}/v1/payments/${paymentId}`, { authorization: `Bearer ${key}` });
+    const base = await cannon(`http://127.0.0.1:${basePort}/payments/${paymentId}`);
+    if (ours.non2xx || ours.errors) throw new Error(`read: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
+    read = { rps: round(ours.requests.average), p99_ms: ours.latency.p99, baseline_rps: round(base.requests.average), baseline_p99_ms: base.latency.p99, ratio: round(ours.requests.average / base.requests.average) };
+    }
+
+    // payments
+    const payment: Record<string, unknown> = {};
+    for (const [name, concurrency, total] of SCENARIOS.has('payment') ? [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const : []) {
+      log(`bench: payments ${name}`);
+      const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
+      const floorRun = await drive(total, concurrency, floorOnce);
+      const o = summarize(ourRun.latencies, ourRun.elapsedMs);
+      const fl = summarize(floorRun.latencies, floorRun.elapsedMs);
+      payment[name] = { ...o, floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s) };
+    }
+
+    let webhooks: Record<string, number> | undefined;
+    if (SCENARIOS.has('webhooks')) {
+    log('bench: webhooks');
+    let received = 0;
+    let allReceived: () => void = () => {};
+    const done = new Promise<void>((r) => { allReceived = r; });
+    const receiver: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        if (body.type === 'webhook_endpoint.verification') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ challenge: body.data.challenge }));
+          return;
+        }
+        res.end('ok');
+        if (++received === WEBHOOK_EVENTS) allReceived();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const endpoint = (await post('/webhook-endpoints', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['*'] }, key)).data;
+    for (let i = 0; i < 100; i++) {
+      const ep = await fetch(`${api}/v1/webhook-endpoints/${endpoint.id}`, { headers: { authorization: `Bearer ${key}` } }).then(json);
+      if (ep.data.status === 'enabled') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const eventIds = await appendEvents(db, 'production', Array.from({ length: WEBHOOK_EVENTS }, (_, i) => ({
+      event: 'payment_intent.succeeded', accountId: account.id, workspaceId: account.workspace_id, data: { object: { object: 'payment', n: i } },
+    })));
+    const t0 = performance.now();
+    await client.workflow.start('webhookFanOutWorkflow', { taskQueue: 'webhooks', workflowId: `bench-fan-out/${Date.now()}`, args: [{ environment: 'production', eventIds }] });
+    await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`webhooks: ${received}/${WEBHOOK_EVENTS} after 120 s`)), 120_000))]);
+    webhooks = { per_s: round(WEBHOOK_EVENTS / ((performance.now() - t0) / 1000)), deliveries: WEBHOOK_EVENTS };
+    receiver.close();
+    }
+
+    let memory: Record<string, number> | undefined;
+    if (SCENARIOS.has('memory')) {
+    log(`bench: memory with ${OPEN_PAYMENTS} open payments`);
+    await drive(OPEN_PAYMENTS, CONCURRENCY, async () => { await post('/payments', { amount: 500, currency: 'USD' }, key); });
+    await new Promise((r) => setTimeout(r, 2000));
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${worker.pid}/status`, 'utf8'))?.[1] ?? 0);
+    memory = { worker_rss_mb: round(rssKb / 1024), open_payments: OPEN_PAYMENTS, max_cached_workflows: config.workerMaxCachedWorkflows };
+    }
+
+    const results = {
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: round(totalmem() / 2 ** 30), node: process.version },
+      read, payment, webhooks, memory,
+    };
+    mkdirSync(join(ROOT_DIR, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(ROOT_DIR, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    const p = payment as Record<'c1' | 'c16', any>;
+    const row = (name: string, ours: string, theirs: string, ratio: unknown) => log(`${name.padEnd(16)}${ours.padEnd(36)}${theirs.padEnd(36)}${ratio}`);
+    log('');
+    row('scenario', 'ours', 'baseline / floor', 'ratio');
+    if (read) row('read (32 conn)', `${read.rps} req/s, p99 ${read.p99_ms} ms`, `${read.baseline_rps} req/s, p99 ${read.baseline_p99_ms} ms`, read.ratio);
+    for (const c of ['c1', 'c16'] as const) {
+      if (p[c]) row(`payment ${c}`, `${p[c].per_s}/s, p50 ${p[c].p50_ms}, p99 ${p[c].p99_ms} ms`, `${p[c].floor_per_s}/s, p50 ${p[c].floor_p50_ms}, p99 ${p[c].floor_p99_ms} ms`, p[c].ratio);
+    }
+    if (webhooks) row('webhooks', `${webhooks.per_s} deliveries/s`, '', '');
+    if (memory) row('memory', `worker RSS ${memory.worker_rss_mb} MB`, `${OPEN_PAYMENTS} open payments`, '');
+    await client.connection.close();
+  } finally {
+    for (const child of children.reverse()) if (child.exitCode === null) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error('bench failed:', err);
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(1);
+});
