@@ -169,9 +169,12 @@ async function main(): Promise<void> {
     for (const m of provider.methods) {
       await post(`/payment-provider-configs/${ppc.id}/fees`, { payment_provider_method_id: m.id, volume_fee: 2.9, fixed_fee: 30, fixed_fee_currency: 'USD' }, token);
     }
+    let confirmLatencies: number[] = [];
     const payOnce = async () => {
       const payment = (await post('/payments', { amount: 1000, currency: 'USD' }, key)).data;
+      const t0 = performance.now();
       const confirmed = (await post(`/payments/${payment.id}/confirm`, { payment_method: VISA }, key)).data;
+      confirmLatencies.push(performance.now() - t0);
       if (confirmed.status !== 'SUCCEEDED') throw new Error(`payment ended ${confirmed.status}`);
       return payment.id as string;
     };
@@ -201,11 +204,16 @@ async function main(): Promise<void> {
     const payment: Record<string, unknown> = {};
     for (const [name, concurrency, total] of SCENARIOS.has('payment') ? [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const : []) {
       log(`bench: payments ${name}`);
+      confirmLatencies = [];
       const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
+      const confirms = summarize(confirmLatencies, ourRun.elapsedMs);
       const floorRun = await drive(total, concurrency, floorOnce);
       const o = summarize(ourRun.latencies, ourRun.elapsedMs);
       const fl = summarize(floorRun.latencies, floorRun.elapsedMs);
-      payment[name] = { ...o, floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s) };
+      payment[name] = {
+        ...o, confirm_p50_ms: confirms.p50_ms, confirm_p99_ms: confirms.p99_ms,
+        floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s),
+      };
     }
 
     let webhooks: Record<string, number> | undefined;

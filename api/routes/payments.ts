@@ -157,6 +157,9 @@ export const paymentRoutes = [
         const customer = await deps.db(envTable(env, 'customers')).where({ id: body.customer_id, account_id: scope.account.id, deleted: false }).first('id');
         if (!customer) throw ApiError.validation([{ path: 'body/customer_id', message: 'no such customer in this account' }]);
       }
+      // Fail fast (503 database_unavailable) rather than start a payment whose row cannot be written now:
+      // with credentials and accounts served from cache, nothing else here would have asked Postgres.
+      await deps.db.raw('SELECT 1');
       const paymentId = await reserveResourceId(ctx, newId('pay'));
       const input: PaymentInput = {
         paymentId,
