@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
@@ -11,6 +11,7 @@ import { buildRoutingPlan } from '../lib/routing/plan';
 import { getAdapter } from './providers/registry';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
 import { appendEvents, EventRecord, idsToPublish } from './events';
+import { withHeartbeat } from './heartbeat';
 import type {
   PaymentInput, PaymentStatus, RequestContext, RoutingHintsInput,
 } from '../workflows/shared';
@@ -71,21 +72,6 @@ export interface PaymentActivityDeps {
 
 const now = () => new Date();
 
-/** Keeps the activity's heartbeat going while a provider call is in flight, so a dead worker is noticed in seconds. */
-async function withHeartbeat<T>(work: Promise<T>): Promise<T> {
-  let ctx: Context | undefined;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work; // called outside an activity (tests of the function itself)
-  }
-  const timer = setInterval(() => ctx!.heartbeat(), 1000);
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 function paymentEvent(ref: PaymentRef, event: string, payment: any, context: RequestContext, extra: Partial<EventRecord> = {}): EventRecord {
   return {

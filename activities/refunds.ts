@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
@@ -10,6 +10,7 @@ import { getAdapter } from './providers/registry';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
 import { appendEvents, EventRecord } from './events';
 import type { RefundRef, RefundRejection, RefundStatus, RefundWorkflowInput, RequestContext } from '../workflows/shared';
+import { withHeartbeat } from './heartbeat';
 
 export interface RefundActivityDeps {
   db: Db;
@@ -31,21 +32,6 @@ export interface RefundResult {
 const REFUNDABLE = ['CAPTURED', 'PARTIALLY_REFUNDED'];
 const CAPTURED_ONCE = [...REFUNDABLE, 'REFUNDED'];
 
-/** Keeps the activity's heartbeat going while a provider call is in flight, so a dead worker is noticed in seconds. */
-async function withHeartbeat<T>(work: Promise<T>): Promise<T> {
-  let ctx: Context | undefined;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work; // called outside an activity
-  }
-  const timer = setInterval(() => ctx!.heartbeat(), 1000);
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 function actorOf(context: RequestContext): Partial<EventRecord> {
   return {

@@ -3,6 +3,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { ApiDeps } from './deps';
 import { ApiError } from './errors';
 import type { Principal } from './auth/authenticate';
+import type { RequestContext } from '../workflows/shared';
 import { Access } from './auth/access';
 import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
@@ -121,4 +122,15 @@ function rejectQuery(ctx: Koa.Context): Record<string, never> {
 /** `/payments/:id` → `/payments/{id}` for OpenAPI. */
 export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '{$1}');
+}
+
+/** Who asked and under which request: what a workflow records on the events it writes (ids only). */
+export function workflowContext(ctx: Koa.Context, principal: Principal): RequestContext {
+  return {
+    requestId: ctx.state.requestId,
+    traceId: ctx.state.traceId,
+    actor: principal.kind === 'api_key'
+      ? { type: 'api_key', id: principal.keyId, apiKeyId: principal.keyId }
+      : { type: principal.actorType, id: principal.userId },
+  };
 }

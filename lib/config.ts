@@ -135,7 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authExpiryMs: duration('AUTH_EXPIRY', env.AUTH_EXPIRY || '7d'),
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
-    workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 250),
+    workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
     rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },
   };

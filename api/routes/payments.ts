@@ -1,4 +1,3 @@
-import type Koa from 'koa';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -9,17 +8,16 @@ import { insertCard } from '../../db/repositories/payment-methods';
 import { serializeEvent } from '../../db/serialize';
 import { newId } from '../../lib/ids';
 import { validateCard } from '../../lib/cards';
-import type { Principal } from '../auth/authenticate';
 import type { AccountScope } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
-import { defineRoute } from '../route';
+import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
 import { PaymentSchema } from './routing-schemas';
 import {
-  CommandResult, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, RequestContext, SEARCH_ATTRIBUTES, TASK_QUEUES,
+  CommandResult, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUES,
 } from '../../workflows/shared';
 
 const Routing = Obj({
@@ -57,15 +55,6 @@ const CardBody = Obj({
   }),
 });
 
-function requestContext(ctx: Koa.Context, principal: Principal): RequestContext {
-  return {
-    requestId: ctx.state.requestId,
-    traceId: ctx.state.traceId,
-    actor: principal.kind === 'api_key'
-      ? { type: 'api_key', id: principal.keyId, apiKeyId: principal.keyId }
-      : { type: principal.actorType, id: principal.userId },
-  };
-}
 
 /** The operator's way into Temporal for this payment. */
 function temporalLink(deps: ApiDeps, paymentId: string) {
@@ -179,7 +168,7 @@ export const paymentRoutes = [
         routing: body.routing ?? {},
         authExpiryMs: deps.config.authExpiryMs,
         paymentExpiryMs: deps.config.paymentExpiryMs,
-        context: requestContext(ctx, principal),
+        context: workflowContext(ctx, principal),
       };
       const client = await deps.temporal();
       // Update-with-start: the workflow starts (or is found, on a retry) and answers `create` once it
@@ -248,7 +237,7 @@ export const paymentRoutes = [
       }
       const result = await sendUpdate(deps, env, payment.id, (handle) => {
         const update = handle.executeUpdate(paymentUpdates.confirm, {
-          args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: requestContext(ctx, principal) }],
+          args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal) }],
         });
         // Answer when the walk ends, or after 10 s with PROCESSING: the update goes on in the workflow, and
         // webhooks and GET tell the rest. A late failure of the abandoned call has nobody left to tell.
@@ -276,7 +265,7 @@ export const paymentRoutes = [
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findPayment(deps, access, params.id);
       await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.capture, {
-        args: [{ amount: body.amount, context: requestContext(ctx, principal) }],
+        args: [{ amount: body.amount, context: workflowContext(ctx, principal) }],
       }));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
@@ -297,7 +286,7 @@ export const paymentRoutes = [
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findPayment(deps, access, params.id);
       await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.cancel, {
-        args: [{ reason: body.reason?.toLowerCase(), context: requestContext(ctx, principal) }],
+        args: [{ reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }],
       }));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },

@@ -1,18 +1,16 @@
-import type Koa from 'koa';
 import { Type } from '@sinclair/typebox';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { envTable, Environment } from '../../db/environments';
 import { serializeRefund } from '../../db/serialize';
 import { newId } from '../../lib/ids';
-import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
-import { defineRoute } from '../route';
+import { defineRoute, workflowContext } from '../route';
 import { Amount, Id, Metadata, Obj, Pagination, Resource, Timestamp } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
 import {
-  RefundReason, refundUpdates, refundWorkflowId, RefundWorkflowInput, RequestContext, SEARCH_ATTRIBUTES, TASK_QUEUES,
+  RefundReason, refundUpdates, refundWorkflowId, RefundWorkflowInput, SEARCH_ATTRIBUTES, TASK_QUEUES,
 } from '../../workflows/shared';
 
 const TAG = 'Refunds';
@@ -30,15 +28,6 @@ export const RefundSchema = Resource('refund', {
   failure_reason: NullableStr, created_at: Timestamp, updated_at: Timestamp,
 });
 
-function requestContext(ctx: Koa.Context, principal: Principal): RequestContext {
-  return {
-    requestId: ctx.state.requestId,
-    traceId: ctx.state.traceId,
-    actor: principal.kind === 'api_key'
-      ? { type: 'api_key', id: principal.keyId, apiKeyId: principal.keyId }
-      : { type: principal.actorType, id: principal.userId },
-  };
-}
 
 const available = (charge: any) => Number(charge.captured_amount) - Number(charge.refunded_amount) - Number(charge.pending_refund_amount);
 
@@ -124,7 +113,7 @@ export const refundRoutes = [
         reason: body.reason,
         reasonOther: body.reason_other,
         metadata: body.metadata ?? {},
-        context: requestContext(ctx, principal),
+        context: workflowContext(ctx, principal),
       };
       const client = await deps.temporal();
       // Update-with-start: the workflow's first activity reserves the amount (or refuses), so no refund
