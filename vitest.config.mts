@@ -10,6 +10,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', ['json', { outputFile: 'test/.tmp/results.json' }]],
   },
 });
