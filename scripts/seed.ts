@@ -6,6 +6,11 @@ import { hashApiKey } from '../lib/secrets';
 import { createAccount } from '../db/repositories/accounts';
 import { insertApiKey } from '../db/repositories/api-keys';
 import { ALL_PERMISSIONS, toPermissionMap } from '../api/auth/permissions';
+import { envTable } from '../db/environments';
+import { createPaymentProvider } from '../db/repositories/payment-providers';
+import { getAdapter } from '../activities/providers/registry';
+import { newId } from '../lib/ids';
+import { Vault } from '../lib/vault';
 
 export const DEMO_USER = 'usr_demo';
 export const DEMO_WORKSPACE = 'ws_demo';
@@ -45,6 +50,32 @@ export async function seedDemo(db: Db, config: Config): Promise<Demo> {
     });
     demo.secretKey = fresh.plaintext;
   }
+  await seedDemoRouting(db, config, demo.sandboxAccountId);
   writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;
+}
+
+/**
+ * A `sandbox` provider in the sandbox environment and a provider config (with fees) for the demo
+ * sandbox account, so that a demo payment confirms against the simulator out of the box.
+ */
+async function seedDemoRouting(db: Db, config: Config, accountId: string): Promise<void> {
+  const env = 'sandbox' as const;
+  if (await db(envTable(env, 'payment_provider_configs')).where({ account_id: accountId, deleted: false }).first('id')) return;
+  const adapter = getAdapter('sandbox');
+  const existing = await db(envTable(env, 'payment_providers')).where({ identifier: 'sandbox' }).first('id');
+  const providerId: string = existing?.id ?? (await createPaymentProvider(db, env, {
+    name: 'Sandbox processor', identifier: 'sandbox', isGlobal: true, config: {}, schemas: { credentials: adapter.credentialsSchema },
+    methods: adapter.defaultMethods.map((m) => ({ ...m, txn_mappings: m.txn_mappings.map((t) => ({ ...t })) })),
+  })).provider.id;
+  const configId = newId('ppc');
+  await db(envTable(env, 'payment_provider_configs')).insert({
+    id: configId, account_id: accountId, payment_provider_id: providerId, name: 'Demo sandbox processor',
+    credentials_encrypted: new Vault(config.vaultKey).encryptJson({ api_key: 'demo_sandbox_key' }),
+  });
+  const methods = await db(envTable(env, 'payment_provider_methods')).where({ payment_provider_id: providerId }).pluck('id');
+  await db(envTable(env, 'payment_provider_config_fees')).insert(methods.map((methodId: string) => ({
+    id: newId('fee'), payment_provider_config_id: configId, payment_provider_method_id: methodId,
+    installment_count: 1, volume_fee: 2.9, fixed_fee: 30, fixed_fee_currency: 'USD',
+  })));
 }
