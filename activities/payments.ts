@@ -6,7 +6,7 @@ import type { Vault } from '../lib/vault';
 import { envTable, Environment } from '../db/environments';
 import { serializeCharge, serializePayment } from '../db/serialize';
 import { loadCardForAuthorization, wipeCvc } from '../db/repositories/payment-methods';
-import { loadConfigCredentials, loadRoutingInputs } from '../db/repositories/routing';
+import { loadRoutingInputs } from '../db/repositories/routing';
 import { buildRoutingPlan } from '../lib/routing/plan';
 import { getAdapter } from './providers/registry';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
@@ -127,9 +127,11 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
     const providerConfig = await db(`${envTable(env, 'payment_provider_configs')} as c`)
       .join(`${envTable(env, 'payment_providers')} as p`, 'p.id', 'c.payment_provider_id')
       .where('c.id', configId)
-      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'p.identifier', 'p.name as provider_name');
+      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.credentials_encrypted', 'p.identifier', 'p.name as provider_name');
     if (!providerConfig) throw ApplicationFailure.nonRetryable(`provider config ${configId} is gone`, 'not_found');
-    const credentials = await loadConfigCredentials(db, vault, env, configId);
+    // Decrypted here, in activity memory only, and never returned.
+    const credentials = vault.decryptJson<Record<string, unknown>>(providerConfig.credentials_encrypted);
+    delete providerConfig.credentials_encrypted;
     return { providerConfig, credentials, adapter: adapter(providerConfig.identifier) };
   }
 

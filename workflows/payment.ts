@@ -68,10 +68,18 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let authorizedAt = 0;
   let approvedChargeId: string | undefined;
 
-  const setStatus = (status: PaymentStatus) => {
+  /** What the search attributes say now: only changes are upserted, together, as one history event. */
+  const visible: { status: PaymentStatus; providerConfigId?: string } = { status: 'CREATED' };
+  const setStatus = (status: PaymentStatus, providerConfigId?: string) => {
     if (status === 'AUTHORIZED' && state.status !== 'AUTHORIZED') authorizedAt = Date.now();
     state.status = status;
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.PaymentStatus, value: status }]);
+    const changes = [
+      ...(status !== visible.status ? [{ key: SEARCH_ATTRIBUTES.PaymentStatus, value: status }] : []),
+      ...(providerConfigId && providerConfigId !== visible.providerConfigId ? [{ key: SEARCH_ATTRIBUTES.ProviderConfigId, value: providerConfigId }] : []),
+    ];
+    if (changes.length) upsertSearchAttributes(changes);
+    visible.status = status;
+    visible.providerConfigId = providerConfigId ?? visible.providerConfigId;
     describe();
   };
   const describe = () => {
@@ -98,7 +106,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   // runs on (a timer here would cost every payment a timer started and canceled in its history).
   setHandler(paymentUpdates.confirm, async (args: ConfirmInput): Promise<CommandResult> => {
     busy = true;
-    setStatus('PROCESSING');
+    // PROCESSING at once for validators and queries; the search attributes follow with the first
+    // candidate, in the same workflow task, as one upsert.
+    state.status = 'PROCESSING';
     try {
       await walk(args);
     } finally {
@@ -177,8 +187,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       for (let i = 0; i < plan.candidates.length; i++) {
         const candidate = plan.candidates[i];
         state.currentIndex = i;
-        upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.ProviderConfigId, value: candidate.providerConfigId }]);
-        describe();
+        setStatus('PROCESSING', candidate.providerConfigId);
         const args: AttemptArgs = {
           ...ref, chargeId: workflowId('ch'), routingPlanId: plan.routingPlanId, attemptNo: i + 1, candidate,
           paymentMethodId: confirm.paymentMethodId, capture: input.autoCapture,
@@ -205,7 +214,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       log.error('payment walk failed', { paymentId: input.paymentId, error: String(err) });
       state.lastError = { code: 'internal_error', message: String(err) };
       lastOutcome = 'failed';
-      describe();
+      setStatus(state.status);
     }
   }
 
