@@ -1,8 +1,8 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { runOps } from '../../scripts/ops';
-import { bearer, Merchant, RunningWorker, startStack, startWorker, TestStack, TEST_JWT_SECRET, testNamespace } from '../support/stack';
+import { bearer, Merchant, RunningWorker, startStack, startWorker, suiteEnv, TestStack } from '../support/stack';
 import { startSimulator, TestSimulator } from '../support/payments';
 import { join } from 'node:path';
 
@@ -86,16 +86,7 @@ export async function getDelivery(stack: TestStack, m: Merchant, id: string) {
 
 /** The environment the ops CLI sees: the suite's Postgres database and Temporal server. */
 export function opsEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    NODE_ENV: 'test',
-    SB_DATA_DIR: join(__dirname, '..', '.tmp', 'data'),
-    JWT_SECRET: TEST_JWT_SECRET,
-    DATABASE_URL: inject('databaseUrl'),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: testNamespace(),
-    ...extra,
-  };
+  return { ...suiteEnv(), ...extra };
 }
 
 /** Runs the ops CLI in-process; answers its exit code and what it printed. */

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { TEST_JWT_SECRET, TestStack } from '../support/stack';
+import { stackProcessEnv, TestStack } from '../support/stack';
 
 /**
  * A binary installed with pip (`st` from schemathesis): the Python scripts folder first (where pip puts
@@ -91,18 +91,8 @@ export async function spawnApi(stack: TestStack, env: Record<string, string> = {
   const proc = spawn(process.execPath, ['--import', 'tsx', join(root, 'api', 'main.ts')], {
     cwd: root,
     env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      SB_PROCESS: 'test-api',
+      ...stackProcessEnv(stack, 'test-api'),
       PORT: String(port),
-      SB_DATA_DIR: stack.config.dataDir,
-      DATABASE_URL: stack.config.databaseUrl,
-      TEMPORAL_ADDRESS: stack.config.temporal.address,
-      TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
-      JWT_SECRET: TEST_JWT_SECRET,
-      VAULT_KEY: stack.config.vaultKey,
-      API_KEY_PEPPER: stack.config.apiKeyPepper,
       WEBHOOK_ALLOW_PRIVATE: 'true',
       RATE_LIMIT_RPS: '0',
       ...env,

@@ -29,9 +29,9 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
-/** The real API on an ephemeral port, wired to the suite's Postgres database and Temporal server. */
-export async function startStack(env: Record<string, string> = {}): Promise<TestStack> {
-  const config = loadConfig({
+/** The environment that points at the suite's Postgres database and this file's Temporal namespace. */
+export function suiteEnv(): NodeJS.ProcessEnv {
+  return {
     ...process.env,
     NODE_ENV: 'test',
     SB_DATA_DIR: join(__dirname, '..', '.tmp', 'data'),
@@ -39,9 +39,12 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: testNamespace(),
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    ...env,
-  });
+  };
+}
+
+/** The real API on an ephemeral port, wired to the suite's Postgres database and Temporal server. */
+export async function startStack(env: Record<string, string> = {}): Promise<TestStack> {
+  const config = loadConfig({ ...suiteEnv(), WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
   const db = createDb(config.databaseUrl!, { max: 10 });
   const deps = createApiDeps(db, config, config.temporal.address!);
   const server = createServer(createApp(deps).callback());
@@ -128,3 +131,20 @@ export async function createMerchant(stack: TestStack, opts: { sandboxOf?: Merch
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** The environment of a child process (API or worker) wired to the same database, namespace and secrets as `stack`. */
+export function stackProcessEnv(stack: TestStack, name: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    SB_PROCESS: name,
+    SB_DATA_DIR: stack.config.dataDir,
+    DATABASE_URL: stack.config.databaseUrl,
+    TEMPORAL_ADDRESS: stack.config.temporal.address,
+    TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
+    JWT_SECRET: TEST_JWT_SECRET,
+    VAULT_KEY: stack.config.vaultKey,
+    API_KEY_PEPPER: stack.config.apiKeyPepper,
+  };
+}

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { TestStack } from './stack';
-import { TEST_JWT_SECRET } from './stack';
+import { stackProcessEnv } from './stack';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -21,17 +21,7 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
   const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'worker', 'main.ts')], {
     cwd: ROOT,
     env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      SB_PROCESS: 'test-worker',
-      SB_DATA_DIR: stack.config.dataDir,
-      DATABASE_URL: stack.config.databaseUrl,
-      TEMPORAL_ADDRESS: stack.config.temporal.address,
-      TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
-      JWT_SECRET: TEST_JWT_SECRET,
-      VAULT_KEY: stack.config.vaultKey,
-      API_KEY_PEPPER: stack.config.apiKeyPepper,
+      ...stackProcessEnv(stack, 'test-worker'),
       SIMULATOR_URL: stack.config.simulatorUrl ?? '',
       PROVIDER_TIMEOUT_MS: String(stack.config.providerTimeoutMs),
       WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
