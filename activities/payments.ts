@@ -72,6 +72,12 @@ export interface PaymentActivityDeps {
 
 const now = () => new Date();
 
+/** A charge's recorded status as the outcome of its attempt (FAILED is told apart by its decline code). */
+const RECORDED_OUTCOME: Record<string, AttemptOutcome> = {
+  AUTHORIZED: 'approved', CAPTURED: 'approved', VOIDED: 'approved', PARTIALLY_REFUNDED: 'approved', REFUNDED: 'approved',
+  DECLINED: 'hard_decline', UNKNOWN: 'unknown',
+};
+
 
 function paymentEvent(ref: PaymentRef, event: string, payment: any, context: RequestContext, extra: Partial<EventRecord> = {}): EventRecord {
   return {
@@ -225,6 +231,24 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
     });
   }
 
+  /**
+   * The outcome already recorded for a charge, as the attempt that recorded it answered: for activity
+   * retries after a commit whose completion never reached Temporal. Its events are offered to the
+   * fan-out again (which is idempotent), since the first answer may have been lost before publishing.
+   */
+  async function recordedAttempt(args: AttemptArgs): Promise<AttemptResult> {
+    const env = args.environment;
+    const charge = await charges(env).where({ id: args.chargeId }).first('status', 'decline_code');
+    const payment = await payments(env).where({ id: args.paymentId }).first('status');
+    const eventIds = await db(envTable(env, 'events')).where({ charge_id: args.chargeId }).orderBy('id').pluck('id');
+    return {
+      outcome: RECORDED_OUTCOME[charge.status] ?? (charge.decline_code === 'provider_unavailable' ? 'transport_error' : 'soft_decline'),
+      declineCode: charge.decline_code ?? undefined,
+      paymentStatus: payment.status,
+      eventIds: await idsToPublish(db, env, args.accountId, eventIds),
+    };
+  }
+
   /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
   async function captureAfterApproval(args: AttemptArgs, providerReference: string, credentials: Record<string, unknown>, identifier: string): Promise<OperationOutput> {
     const result = await withHeartbeat(adapter(identifier).capture({ credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference }));
@@ -337,9 +361,9 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
     async authorizeCharge(args: AttemptArgs): Promise<AttemptResult> {
       const env = args.environment;
       const existing = await charges(env).where({ id: args.chargeId }).first('status');
-      if (existing && existing.status !== 'CREATED') {
-        throw ApplicationFailure.nonRetryable(`charge ${args.chargeId} already ${existing.status}`, 'already_attempted');
-      }
+      // A retry after this activity committed its outcome (the worker died before reporting it): answer
+      // with what was recorded instead of calling the processor again.
+      if (existing && existing.status !== 'CREATED') return recordedAttempt(args);
       const payment = await payments(env).where({ id: args.paymentId }).first();
       const { providerConfig, credentials, adapter: provider } = await providerFor(env, args.candidate.providerConfigId);
       if (!existing) {
@@ -402,10 +426,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
     async reconcileCharge(args: AttemptArgs): Promise<ReconcileResult> {
       const env = args.environment;
       const charge = await charges(env).where({ id: args.chargeId }).first();
-      if (charge.status !== 'UNKNOWN') {
-        const payment = await payments(env).where({ id: args.paymentId }).first('status');
-        return { outcome: 'approved', paymentStatus: payment.status, eventIds: [], pending: false };
-      }
+      if (charge.status !== 'UNKNOWN') return { ...(await recordedAttempt(args)), pending: false };
       const { providerConfig, credentials, adapter: provider } = await providerFor(env, args.candidate.providerConfigId);
       const status = await withHeartbeat(provider.getStatus({ credentials, idempotencyKey: args.chargeId }));
       if (status.lookup === 'failed') {

@@ -34,7 +34,7 @@ const providers = proxyActivities<Activities>({
   heartbeatTimeout: '5s',
   retry: {
     initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s',
-    nonRetryableErrorTypes: ['already_attempted', 'not_found', 'capture_declined'],
+    nonRetryableErrorTypes: ['not_found', 'capture_declined'],
   },
 });
 

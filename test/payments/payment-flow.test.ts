@@ -4,6 +4,7 @@ import {
   CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator,
 } from '../support/payments';
 import { paymentWorkflowId } from '../../workflows/shared';
+import { createActivities } from '../../activities';
 
 let sim: TestSimulator;
 let stack: TestStack;
@@ -257,5 +258,29 @@ describe('Temporal history', () => {
     }
     expect(decoded).not.toMatch(/"(cvc|number|pan|credentials)"\s*:/);
     expect(decoded).toContain(res.body.data.id);
+  });
+});
+
+describe('an attempt retried after its outcome was committed', () => {
+  it('answers with the recorded outcome and never calls the processor again', async () => {
+    const res = await pay(stack, f.merchant, CARDS.visa);
+    const charge = res.body.data.charges[0];
+    const before = await sim.key(charge.id);
+    const activities = createActivities({ db: stack.db, config: stack.config });
+    const args = {
+      paymentId: res.body.data.id, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production' as const,
+      chargeId: charge.id, routingPlanId: charge.routing_plan_id, attemptNo: 1,
+      candidate: { providerConfigId: f.primary.id, providerId: f.provider.id, methodId: charge.payment_provider_method_id, estimatedFee: null },
+      paymentMethodId: charge.payment_method_id, capture: true, lastCandidate: false,
+      context: { actor: { type: 'system' as const, id: 'test' } },
+    };
+    expect(await activities.authorizeCharge(args)).toEqual({ outcome: 'approved', declineCode: undefined, paymentStatus: 'SUCCEEDED', eventIds: [] });
+    expect(await activities.reconcileCharge(args)).toMatchObject({ outcome: 'approved', paymentStatus: 'SUCCEEDED', pending: false });
+    expect((await sim.key(charge.id)).calls).toBe(before.calls);
+
+    const declined = await pay(stack, f.merchant, CARDS.declined);
+    const declinedCharge = declined.body.data.charges[0];
+    expect(await activities.reconcileCharge({ ...args, paymentId: declined.body.data.id, chargeId: declinedCharge.id, routingPlanId: declinedCharge.routing_plan_id }))
+      .toMatchObject({ outcome: 'hard_decline', declineCode: 'card_declined', paymentStatus: 'FAILED', pending: false });
   });
 });
