@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -16,7 +15,7 @@ import {
 } from '../lib/webhook-retry';
 import { signedHeaders } from '../lib/webhook-signature';
 import { startDeliveryWorkflow } from '../lib/webhook-start';
-import { guardedLookup, isBlockedAddress } from '../lib/webhook-url';
+import { guardedLookup, refusesLiteralHost } from '../lib/webhook-url';
 import {
   WEBHOOK_WORKFLOW_IDS, type AttemptOutcome, type DeliveryStatus, type DeliveryTrigger, type FanOutEventsInput,
   type FanOutEventsResult, type WebhookEnvironment, type WebhookSecretRotationInput, type WebhookVerificationInput,
@@ -84,9 +83,8 @@ export async function postWebhook(agent: Agent, allowPrivate: boolean, url: stri
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const failed = (error: string): HttpResult => ({ statusCode: 0, durationMs: elapsed(), responseBody: null, truncated: false, error, retryAfterMs: null });
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   // Literal addresses skip DNS, so the guarded lookup never sees them: check them here.
-  if (!allowPrivate && isIP(host) && isBlockedAddress(host)) return failed('refused: the URL points at a private or reserved address');
+  if (refusesLiteralHost(new URL(url), allowPrivate)) return failed('refused: the URL points at a private or reserved address');
   const signal = AbortSignal.timeout(WEBHOOK_TIMEOUT_MS);
   let res: Awaited<ReturnType<typeof request>>;
   try {

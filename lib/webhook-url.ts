@@ -1,30 +1,57 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Where Switchboard may POST webhooks. Private, loopback, link-local and other non-public addresses
- * are refused in both environments (SSRF: a merchant must not make our worker call our own network)
- * unless WEBHOOK_ALLOW_PRIVATE is on; live endpoints must use https. The check runs when a URL is
- * saved, and again on every connection (`guardedLookup`), so a DNS answer that changes later
- * (rebinding) cannot reach a private address either.
+ * Where Switchboard may POST webhooks. Unless WEBHOOK_ALLOW_PRIVATE is on, only global unicast
+ * addresses are allowed (SSRF: a merchant must not make our worker call our own network), and live
+ * endpoints must use https. The check runs when a URL is saved, and again on every connection
+ * (`guardedLookup`, and `postWebhook` for literal addresses), so a DNS answer that changes later
+ * (rebinding) cannot reach a refused address either.
+ *
+ * Addresses are classified by ipaddr.js, whose ranges follow the IANA IPv4 and IPv6 Special-Purpose
+ * Address Registries: anything it does not call `unicast` (private, loopback, link-local, shared
+ * address space, documentation, benchmarking, reserved, multicast, broadcast, AS112, AMT, ORCHID, SRv6,
+ * discard, …) is refused.
  */
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are matched against the IPv4 rules by BlockList itself.
 
-/** True for an address webhooks must not reach: private, loopback, link-local, reserved, multicast. */
+/** IANA special-purpose ranges ipaddr.js does not know yet (RFC 9780: the dummy IPv6 prefix). */
+const NOT_IN_IPADDR: [ipaddr.IPv6, number][] = [ipaddr.IPv6.parseCIDR('100:0:0:1::/64')];
+
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
+/**
+ * The IPv4 address an IPv6 address delivers to, for the forms that carry one in their last 32 bits:
+ * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), IPv4-compatible (::/96, deprecated)
+ * and the NAT64 well-known prefix (64:ff9b::/96, what DNS64 answers for IPv4-only hosts). Those are
+ * judged by that IPv4 address. 6to4 (2002::/16), Teredo (2001::/32) and the local-use NAT64 prefix
+ * (64:ff9b:1::/48) are not in this list: they are tunnelling or network-specific forms whose embedded
+ * address names a relay (or is obfuscated), so they are refused whatever they embed.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const range = address.range();
+  const compatible = address.parts.slice(0, 6).every((part) => part === 0);
+  if (range !== 'ipv4Mapped' && range !== 'rfc6145' && !compatible && !address.match(NAT64_WELL_KNOWN)) return undefined;
+  const [a, b] = address.parts.slice(6);
+  return new ipaddr.IPv4([a >> 8, a & 0xff, b >> 8, b & 0xff]);
+}
+
+/** True for an address webhooks must not reach: anything but a global unicast address (see above). */
 export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  // node:net decides what is an address (ipaddr.js would also take forms like `1.2.3`).
+  if (isIP(address) === 0) return true;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (NOT_IN_IPADDR.some((cidr) => v6.match(cidr))) return true;
+    parsed = embeddedIPv4(v6) ?? v6;
+  }
+  return parsed.range() !== 'unicast';
 }
 
 export interface UrlPolicy {
@@ -36,6 +63,17 @@ export interface UrlPolicy {
 }
 
 const MAX_URL_LENGTH = 2048;
+
+/**
+ * True when the URL's host is a literal IP address that is refused. Literal addresses skip DNS, so
+ * `guardedLookup` never sees them: saving a URL and every delivery check them with this.
+ */
+export function refusesLiteralHost(url: URL, allowPrivate: boolean): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return !allowPrivate && isIP(host) !== 0 && isBlockedAddress(host);
+}
+
+const REFUSED = 'must not point at a private, loopback, link-local or otherwise non-public address';
 
 async function resolveAll(host: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
@@ -56,8 +94,9 @@ export async function webhookUrlProblem(raw: string, policy: UrlPolicy): Promise
   if (url.username || url.password) return 'must not carry credentials';
   if (url.protocol === 'http:' && policy.live && !policy.allowPrivate) return 'must use https for a live endpoint';
   if (policy.allowPrivate) return null;
+  if (refusesLiteralHost(url, false)) return REFUSED;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return isBlockedAddress(host) ? 'must not point at a private, loopback or link-local address' : null;
+  if (isIP(host)) return null;
   let addresses: string[];
   try {
     addresses = await (policy.resolve ?? resolveAll)(host);
@@ -65,7 +104,7 @@ export async function webhookUrlProblem(raw: string, policy: UrlPolicy): Promise
     return `host ${host} does not resolve`;
   }
   if (!addresses.length) return `host ${host} does not resolve`;
-  if (addresses.some(isBlockedAddress)) return 'must not resolve to a private, loopback or link-local address';
+  if (addresses.some(isBlockedAddress)) return 'must not resolve to a private, loopback, link-local or otherwise non-public address';
   return null;
 }
 
@@ -81,7 +120,7 @@ export function guardedLookup(allowPrivate: boolean) {
       if (err) return callback(err, options.all ? [] : '', undefined);
       const allowed = allowPrivate ? addresses : addresses.filter((a) => !isBlockedAddress(a.address));
       if (!allowed.length) {
-        const refused = Object.assign(new Error(`${hostname} resolves only to private or reserved addresses`), { code: 'EADDRNOTALLOWED' });
+        const refused = Object.assign(new Error(`${hostname} resolves only to private or otherwise non-public addresses`), { code: 'EADDRNOTALLOWED' });
         return callback(refused, options.all ? [] : '', undefined);
       }
       if (options.all) return callback(null, allowed);
