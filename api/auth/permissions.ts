@@ -1,5 +1,5 @@
 /**
- * Permissions are `<scope>:<action>` (DESIGN §3). An api_key stores them as { scope: [actions] }.
+ * Permissions are `<scope>:<action>`. An api_key stores them as { scope: [actions] }.
  */
 export const PERMISSION_CATALOGUE = {
   'account': ['read'],
@@ -39,6 +39,15 @@ export function fromPermissionMap(map: PermissionMap): Set<string> {
 export function unknownPermissions(map: PermissionMap): string[] {
   const known = new Set<string>(ALL_PERMISSIONS);
   return [...fromPermissionMap(map)].filter((p) => !known.has(p));
+}
+
+/**
+ * The permissions of `granted` that `holder` lacks; empty when `holder` may hand them on. A credential
+ * is issued (a key created, or a key's new value produced by regeneration) only when this is empty, so
+ * nobody obtains a credential that can do more than they can.
+ */
+export function ungrantable(holder: ReadonlySet<string>, granted: Iterable<string>): string[] {
+  return [...new Set(granted)].filter((p) => !holder.has(p));
 }
 
 export type Role = 'OWNER' | 'ADMIN' | 'DEVELOPER' | 'VIEWER';

@@ -9,7 +9,7 @@ import type { ApiKeyRotationInput, ApiKeyRotationResult } from '../../workflows/
 import { TASK_QUEUES } from '../../workflows/shared';
 import type { Db } from '../../db/knex';
 import type { Access } from '../auth/access';
-import { fromPermissionMap, PermissionMap, toPermissionMap, unknownPermissions } from '../auth/permissions';
+import { fromPermissionMap, PermissionMap, toPermissionMap, ungrantable, unknownPermissions } from '../auth/permissions';
 import { ApiError, FieldError } from '../errors';
 import { defineRoute } from '../route';
 import { Id, Metadata, Obj, Resource } from '../schemas';
@@ -25,7 +25,7 @@ const ApiKeySchema = Resource('api_key', {
   last_used_ip: NS, last_used_at: TS, expires_at: TS, created_at: TS, updated_at: TS,
 });
 
-/** What a publishable key can ever do (DESIGN §3): read a payment and confirm it. */
+/** What a publishable key can ever do: read a payment and confirm it. */
 const PUBLISHABLE_PERMISSIONS = new Set(['payment:read', 'payment:confirm']);
 
 const KeyParams = Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -36,6 +36,15 @@ function failureType(err: WorkflowFailedError): string | undefined {
     if (cause instanceof ApplicationFailure && cause.type) return cause.type;
   }
   return undefined;
+}
+
+/**
+ * Refuses to issue a credential holding `granted` to a caller holding `holder`, unless the caller holds
+ * every one of those permissions itself. Key creation and regeneration both go through here.
+ */
+function assertMayGrant(holder: ReadonlySet<string>, granted: Iterable<string>, message: string): void {
+  const beyond = ungrantable(holder, granted);
+  if (beyond.length) throw new ApiError('insufficient_permissions', `${message}: ${beyond.join(', ')}.`, { required: beyond });
 }
 
 /** A live (not deleted) key by id, visible to the caller with this route's permission; else 404. */
@@ -85,11 +94,8 @@ export const apiKeyRoutes = [
 
       const defaults = type === 'PUBLISHABLE' ? PUBLISHABLE_PERMISSIONS : scope.permissions;
       const requested = body.permissions ? fromPermissionMap(body.permissions) : new Set(defaults);
-      // A key can never do more than the credential that made it: no escalation through key creation.
-      const beyond = [...requested].filter((p) => !scope.permissions.has(p) && !(type === 'PUBLISHABLE' && PUBLISHABLE_PERMISSIONS.has(p)));
-      if (beyond.length) {
-        throw new ApiError('insufficient_permissions', `A key cannot be given permissions its creator lacks: ${beyond.join(', ')}.`, { required: beyond });
-      }
+      // Publishable keys included: their payment:read/confirm are rights like any other.
+      assertMayGrant(scope.permissions, requested, 'A key cannot be given permissions its creator lacks');
       const { row, plaintext } = await insertApiKey(deps.db, deps.config.apiKeyPepper, {
         accountId: scope.account.id,
         environment: scope.environment,
@@ -150,7 +156,11 @@ export const apiKeyRoutes = [
     params: KeyParams,
     response: ApiKeySchema,
     async handler({ params, principal, access, deps, ctx }) {
-      const { row } = await locateKey(deps.db, access, params.id);
+      const { row, scope } = await locateKey(deps.db, access, params.id);
+      // Regenerating revokes the key's current value (what deleting a key does) and hands the caller a
+      // new value with all the key's permissions (what creating one does): the caller needs both rights.
+      assertMayGrant(scope.permissions, ['account:api:key:delete', ...fromPermissionMap(row.permissions as PermissionMap)],
+        'Regenerating this key needs permissions the caller lacks');
       if (!row.managed) throw new ApiError('key_not_managed');
 
       // The plaintext is made here and stays in this process: the workflow gets only its keyed hash.

@@ -23,6 +23,21 @@ async function member(m: Merchant, role: string): Promise<string> {
 const managedKey = (m: Merchant, type = 'SECRET') => m.account.api_keys.find((k: any) => k.type === type);
 const canList = async (key: string) => (await stack.http.get('/v1/api-keys').set(bearer(key))).status;
 
+async function customKey(m: Merchant, permissions: Record<string, string[]>): Promise<string> {
+  const res = await stack.http.post('/v1/api-keys').set(bearer(m.secretKey)).send({ name: 'custom', permissions });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.key;
+}
+
+const regenerate = (m: Merchant, credential: string, type = 'SECRET') =>
+  stack.http.post(`/v1/api-keys/${managedKey(m, type).id}/regenerate`).set(bearer(credential)).send({});
+
+function expectDenied(res: { status: number; body: any }) {
+  expect(res.status, JSON.stringify(res.body)).toBe(403);
+  expect(res.body).toMatchObject({ success: false, error: { code: 403, details: { reason: 'insufficient_permissions' } } });
+  expect(JSON.stringify(res.body)).not.toMatch(/[sp]k_(live|test)_[0-9A-Za-z]{40}/);
+}
+
 /** A workflow history as text, with every payload decoded, so a test can look for secrets in it. */
 async function historyText(workflowId: string): Promise<string> {
   const client = await stack.deps.temporal();
@@ -285,14 +300,10 @@ describe('POST /api-keys/:id/regenerate', () => {
     const body = await stack.http.post(`/v1/api-keys/${managedKey(m).id}/regenerate`).set(bearer(m.secretKey)).send({ key: 'mine' });
     expect(body.status).toBe(400);
 
-    const developer = await member(m, 'DEVELOPER');
     const pk = managedKey(m, 'PUBLISHABLE');
     await stack.http.delete(`/v1/api-keys/${pk.id}`).set(bearer(m.token)).expect(200);
-    const deleted = await stack.http.post(`/v1/api-keys/${pk.id}/regenerate`).set(bearer(developer)).send({});
+    const deleted = await stack.http.post(`/v1/api-keys/${pk.id}/regenerate`).set(bearer(m.token)).send({});
     expect(deleted.status).toBe(404);
-    const allowed = await stack.http.post(`/v1/api-keys/${managedKey(m).id}/regenerate`).set(bearer(developer)).send({});
-    expect(allowed.status).toBe(200);
-    expect(await canList(m.secretKey)).toBe(401);
   });
 
   it('answers 409 while a rotation with the same number is running, and runs it again once that one failed', async () => {
@@ -332,5 +343,92 @@ describe('POST /api-keys/:id/regenerate', () => {
     expect(working).toHaveLength(1);
     expect(await canList(m.secretKey)).toBe(401);
     expect((await stack.db('core.api_keys').where({ id: managed.id }).first()).rotation_count).toBe(won.length);
+  });
+});
+
+// Nobody may obtain a credential with more rights than they hold: not by creating a key, not by
+// regenerating one.
+
+describe('no escalation: regenerating a managed key', () => {
+  it('refuses a DEVELOPER the managed secret key, which keeps working', async () => {
+    const m = await createMerchant(stack);
+    const res = await regenerate(m, await member(m, 'DEVELOPER'));
+    expectDenied(res);
+    expect(res.body.error.details.required).toContain('account:api:key:delete');
+    expect(await canList(m.secretKey)).toBe(200);
+    expect((await stack.db('core.api_keys').where({ id: managedKey(m).id }).first()).rotation_count).toBe(0);
+  });
+
+  it('refuses a DEVELOPER the managed publishable key too: rotating revokes the merchant\'s live value', async () => {
+    const m = await createMerchant(stack);
+    expectDenied(await regenerate(m, await member(m, 'DEVELOPER'), 'PUBLISHABLE'));
+    expect((await stack.http.get('/v1/payments/pay_01NOPE').set(bearer(m.publishableKey))).status).toBe(404);
+  });
+
+  it('refuses a custom key holding only account:api:key:update', async () => {
+    const m = await createMerchant(stack);
+    const narrow = await customKey(m, { 'account:api:key': ['update'] });
+    const res = await regenerate(m, narrow);
+    expectDenied(res);
+    expect(res.body.error.details.required).toEqual(expect.arrayContaining(['account:api:key:delete', 'payment:create', 'account:membership:create']));
+    expect(await canList(m.secretKey)).toBe(200);
+  });
+
+  it('refuses a custom key whose permissions fall short of the key it would rotate', async () => {
+    const m = await createMerchant(stack);
+    const almost = await customKey(m, { 'account:api:key': ['read', 'update', 'delete'], payment: ['read'] });
+    const res = await regenerate(m, almost, 'PUBLISHABLE');
+    expectDenied(res);
+    expect(res.body.error.details.required).toEqual(['payment:confirm']);
+  });
+
+  it('lets the managed secret key regenerate itself', async () => {
+    const m = await createMerchant(stack);
+    const res = await regenerate(m, m.secretKey);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await canList(m.secretKey)).toBe(401);
+    expect(await canList(res.body.data.key)).toBe(200);
+  });
+
+  it('lets an OWNER and an ADMIN regenerate it', async () => {
+    const m = await createMerchant(stack);
+    const byOwner = await regenerate(m, m.token);
+    expect(byOwner.status, JSON.stringify(byOwner.body)).toBe(200);
+    const byAdmin = await regenerate(m, await member(m, 'ADMIN'));
+    expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(200);
+    expect(await canList(byOwner.body.data.key)).toBe(401);
+    expect(await canList(byAdmin.body.data.key)).toBe(200);
+  });
+});
+
+describe('no escalation: creating a key', () => {
+  it('refuses a publishable key to a creator without payment:read and payment:confirm', async () => {
+    const m = await createMerchant(stack);
+    const creator = await customKey(m, { 'account:api:key': ['create'] });
+    const byDefault = await stack.http.post('/v1/api-keys').set(bearer(creator)).send({ name: 'web', type: 'PUBLISHABLE' });
+    expectDenied(byDefault);
+    expect(byDefault.body.error.details.required).toEqual(['payment:read', 'payment:confirm']);
+
+    const reader = await customKey(m, { 'account:api:key': ['create'], payment: ['read'] });
+    const explicit = await stack.http.post('/v1/api-keys').set(bearer(reader))
+      .send({ name: 'web', type: 'PUBLISHABLE', permissions: { payment: ['read', 'confirm'] } });
+    expectDenied(explicit);
+    expect(explicit.body.error.details.required).toEqual(['payment:confirm']);
+    const within = await stack.http.post('/v1/api-keys').set(bearer(reader))
+      .send({ name: 'web', type: 'PUBLISHABLE', permissions: { payment: ['read'] } });
+    expect(within.status, JSON.stringify(within.body)).toBe(201);
+    expect(within.body.data.permissions).toEqual({ payment: ['read'] });
+    expect(await stack.db('core.api_keys').where({ account_id: m.account.id, type: 'PUBLISHABLE' }).count().first()).toEqual({ count: 2 });
+  });
+
+  it('gives a publishable key to a creator who holds its permissions', async () => {
+    const m = await createMerchant(stack);
+    const creator = await customKey(m, { 'account:api:key': ['create'], payment: ['read', 'confirm'] });
+    const res = await stack.http.post('/v1/api-keys').set(bearer(creator)).send({ name: 'web', type: 'PUBLISHABLE' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data.permissions).toEqual({ payment: ['read', 'confirm'] });
+    const developer = await stack.http.post(`/v1/api-keys?account_id=${m.account.id}`).set(bearer(await member(m, 'DEVELOPER')))
+      .send({ name: 'web', type: 'PUBLISHABLE' });
+    expect(developer.status, JSON.stringify(developer.body)).toBe(201);
   });
 });
