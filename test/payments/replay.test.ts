@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { resolveTemporalCli } from '../../lib/temporal';
+import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { paymentWorkflowId } from '../../workflows/shared';
@@ -88,7 +88,7 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('recording histories', () =
       // history as it stands once the last command's work has settled.
       await new Promise((r) => setTimeout(r, 1500));
       // Exported the way an operator would: `temporal workflow show --output json`.
-      const json = execFileSync(resolveTemporalCli()!, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', stack.config.temporal.address!, '--namespace', stack.config.temporal.namespace], { encoding: 'utf8' });
+      const json = execFileSync(findTemporalCli('temporal')!, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', stack.config.temporal.address!, '--namespace', stack.config.temporal.namespace], { encoding: 'utf8' });
       writeFileSync(join(DIR, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1));
     }
   }, 120_000);

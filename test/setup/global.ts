@@ -4,12 +4,15 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { createDb, migrate } from '../../db/knex';
 import { startEmbeddedPostgres } from '../../db/embedded';
 import { startLocalTemporal } from '../../lib/temporal';
+import { ensureTemporalCli } from '../../scripts/temporal-cli';
 
 const TMP = join(__dirname, '..', '.tmp');
 
 /**
  * The whole suite runs against a real Postgres (a fresh database per run, on DATABASE_URL's server,
- * or an embedded one when none is configured) and a real, ephemeral Temporal dev server.
+ * or an embedded one when none is configured) and a real, ephemeral Temporal dev server, run from the
+ * Temporal CLI that `npm start` would use (installed into the data dir on a first run; see
+ * scripts/temporal-cli.ts). Its path goes into TEMPORAL_CLI_PATH, which the test files inherit.
  */
 export default async function setup(project: { provide<K extends keyof ProvidedContext>(key: K, value: ProvidedContext[K]): void }) {
   mkdirSync(TMP, { recursive: true });
@@ -39,7 +42,11 @@ export default async function setup(project: { provide<K extends keyof ProvidedC
     })(),
     // One namespace per vitest worker pool: test files running at the same time never pick up each
     // other's workflows, whose activities would run against another file's simulator and settings.
-    startLocalTemporal({ extraNamespaces: Array.from({ length: 8 }, (_, i) => `sb-test-${i + 1}`) }),
+    (async () => {
+      const executable = await ensureTemporalCli('temporal', { log: (line) => process.stdout.write(`${line}\n`) });
+      if (executable.type === 'existing-path') process.env.TEMPORAL_CLI_PATH = executable.path;
+      return startLocalTemporal({ executable, extraNamespaces: Array.from({ length: 8 }, (_, i) => `sb-test-${i + 1}`) });
+    })(),
     (async () => {
       const { code } = await bundleWorkflowCode({ workflowsPath: join(__dirname, '..', '..', 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
       const path = join(TMP, `workflow-bundle-${process.pid}.js`);

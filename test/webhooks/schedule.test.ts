@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { resolveTemporalCli } from '../../lib/temporal';
+import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import { DEFAULT_RETRY_SCHEDULE_MS, jitterBounds, parseRetrySchedule } from '../../lib/webhook-retry';
 import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from '../../workflows/webhook-shared';
 
@@ -13,13 +13,12 @@ import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from
  * other webhook suites); the workflow code is the production bundle.
  */
 let env: TestWorkflowEnvironment;
-const testServer = resolveTemporalCli(process.env, 'temporal-test-server');
 
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: testServer ? { type: 'existing-path', path: testServer } : { type: 'cached-download' } },
-  });
-}, 120_000);
+  // Found where `npm start` finds the CLI, else installed next to it (into the data dir) on a first run.
+  const executable = await ensureTemporalCli('temporal-test-server');
+  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
+}, 180_000);
 afterAll(async () => { await env?.teardown(); });
 
 const HOUR = 3_600_000;
