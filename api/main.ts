@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { loadConfig } from '../lib/config';
+import { exitOnConfigError, loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { createDb } from '../db/knex';
 import { createApp } from './app';
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  exitOnConfigError(err, 'api');
   logger.error({ err }, 'api failed to start');
   process.exit(1);
 });

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import ms from 'ms';
-import { randomSecret } from './secrets';
+import { randomSecret, secretProblem } from './secrets';
 
 /** The repository root, found from this file whether it runs from source or from dist/. */
 export const ROOT_DIR = (() => {
@@ -26,7 +26,17 @@ export interface Config {
     tls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
     uiUrl: string;
   };
-  jwt: { secret?: string; publicKey?: string; jwksUrl?: string; issuer?: string; audience?: string };
+  jwt: {
+    /** Users' tokens: HS256 with `secret`, RS256/ES256 with `publicKey` or the JWKS. */
+    secret?: string;
+    publicKey?: string;
+    jwksUrl?: string;
+    issuer?: string;
+    audience?: string;
+    /** The system actor's tokens, and only those: HS256 with `systemSecret`, RS256/ES256 with `systemPublicKey`. */
+    systemSecret?: string;
+    systemPublicKey?: string;
+  };
   vaultKey: string;
   apiKeyPepper: string;
   simulatorUrl?: string;
@@ -48,16 +58,79 @@ export interface Config {
 export class ConfigError extends Error {}
 
 /**
- * Development secrets are generated once into .data/secrets.json so that restarts keep working keys,
- * sessions and encrypted data. Production never gets them: it must be configured explicitly.
+ * The top-level catch of a process (API, worker, scripts): a configuration error becomes one line on
+ * stderr naming the variable (never its value) and exit code 1, whatever LOG_LEVEL says. Returns for
+ * any other error.
  */
-function devSecrets(dataDir: string): { jwtSecret: string; vaultKey: string; apiKeyPepper: string } {
+export function exitOnConfigError(err: unknown, processName: string): void {
+  if (!(err instanceof ConfigError)) return;
+  process.stderr.write(`${processName}: configuration error: ${err.message}\n`);
+  process.exit(1);
+}
+
+interface DevSecrets { jwtSecret: string; systemJwtSecret: string; vaultKey: string; apiKeyPepper: string }
+
+/**
+ * Development secrets are generated once into .data/secrets.json so that restarts keep working keys,
+ * sessions and encrypted data. Production never gets them: it must be configured explicitly. A file
+ * from before a secret existed gets that secret added; the others are kept.
+ */
+function devSecrets(dataDir: string): DevSecrets {
   const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  mkdirSync(dataDir, { recursive: true });
-  const secrets = { jwtSecret: randomSecret(32), vaultKey: randomSecret(32), apiKeyPepper: randomSecret(32) };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  const stored: Partial<DevSecrets> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  const secrets: DevSecrets = {
+    jwtSecret: stored.jwtSecret ?? randomSecret(32),
+    vaultKey: stored.vaultKey ?? randomSecret(32),
+    apiKeyPepper: stored.apiKeyPepper ?? randomSecret(32),
+    systemJwtSecret: stored.systemJwtSecret ?? randomSecret(32),
+  };
+  if (Object.keys(secrets).some((k) => stored[k as keyof DevSecrets] === undefined)) {
+    mkdirSync(dataDir, { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify({ ...stored, ...secrets }, null, 2), { mode: 0o600 });
+    renameSync(temporary, file);
+  }
   return secrets;
+}
+
+/**
+ * Only `development` and `test` (and NODE_ENV unset or empty, which is development) are development
+ * modes; any other value (`staging`, `prod`, `Production`) runs as production, so a typo can never
+ * give a deployment generated secrets or private webhook URLs.
+ */
+export function configMode(nodeEnv: string | undefined): Config['env'] {
+  if (nodeEnv === undefined || nodeEnv === '' || nodeEnv === 'development') return 'development';
+  return nodeEnv === 'test' ? 'test' : 'production';
+}
+
+/**
+ * Production refuses secrets that are .env.example placeholders, weak (lib/secrets.ts `secretProblem`),
+ * or equal to one another; and a system actor key equal to the users' one. One message names every
+ * offending variable, never a value.
+ */
+function productionSecretProblems(env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  const set = (name: string) => (env[name] ? name : undefined);
+  const secrets = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER'].filter(set);
+  for (const name of secrets) {
+    const problem = secretProblem(name, env[name]!, name === 'VAULT_KEY' ? 'key32' : 'string');
+    if (problem) problems.push(problem);
+  }
+  secrets.forEach((a, i) => secrets.slice(i + 1).forEach((b) => {
+    if (env[a] === env[b]) problems.push(`${a} and ${b} must differ`);
+  }));
+  if (env.SYSTEM_JWT_PUBLIC_KEY && env.SYSTEM_JWT_PUBLIC_KEY.trim() === env.JWT_PUBLIC_KEY?.trim()) {
+    problems.push('SYSTEM_JWT_PUBLIC_KEY and JWT_PUBLIC_KEY must differ');
+  }
+  const databasePassword = (() => {
+    try {
+      return env.DATABASE_URL ? decodeURIComponent(new URL(env.DATABASE_URL).password) : '';
+    } catch {
+      return '';
+    }
+  })();
+  if (/change[_-]?me/i.test(databasePassword)) problems.push('DATABASE_URL carries the .env.example placeholder password (POSTGRES_PASSWORD)');
+  return problems;
 }
 
 function count(name: string, value: string | undefined, fallback: number): number {
@@ -80,17 +153,20 @@ function duration(name: string, value: string): number {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const mode = (env.NODE_ENV === 'production' || env.NODE_ENV === 'test' ? env.NODE_ENV : 'development') as Config['env'];
+  const mode = configMode(env.NODE_ENV);
   const dataDir = resolve(ROOT_DIR, env.SB_DATA_DIR ?? '.data');
   const production = mode === 'production';
   const dev = production ? undefined : devSecrets(dataDir);
 
+  const pem = (value: string | undefined) => value?.replace(/\\n/g, '\n') || undefined;
   const jwt = {
     secret: env.JWT_SECRET || (env.JWT_PUBLIC_KEY || env.JWKS_URL ? undefined : dev?.jwtSecret),
-    publicKey: env.JWT_PUBLIC_KEY?.replace(/\\n/g, '\n') || undefined,
+    publicKey: pem(env.JWT_PUBLIC_KEY),
     jwksUrl: env.JWKS_URL || undefined,
     issuer: env.JWT_ISSUER || undefined,
     audience: env.JWT_AUDIENCE || undefined,
+    systemSecret: env.SYSTEM_JWT_SECRET || (env.SYSTEM_JWT_PUBLIC_KEY ? undefined : dev?.systemJwtSecret),
+    systemPublicKey: pem(env.SYSTEM_JWT_PUBLIC_KEY),
   };
   const vaultKey = env.VAULT_KEY || dev?.vaultKey;
   const apiKeyPepper = env.API_KEY_PEPPER || dev?.apiKeyPepper;
@@ -100,7 +176,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       !vaultKey && 'VAULT_KEY',
       !apiKeyPepper && 'API_KEY_PEPPER',
     ].filter(Boolean);
-    if (missing.length) throw new ConfigError(`NODE_ENV=production needs ${missing.join(', ')}`);
+    const problems = missing.length ? [`NODE_ENV=production needs ${missing.join(', ')}`] : productionSecretProblems(env);
+    // Says so when a NODE_ENV other than `production` is why the rules apply.
+    const why = env.NODE_ENV === 'production' ? '' : ` (NODE_ENV=${env.NODE_ENV} runs as production)`;
+    if (problems.length) throw new ConfigError(`${problems.join('; ')}${why}`);
   }
   if (Buffer.from(vaultKey!, 'base64').length !== 32) throw new ConfigError('VAULT_KEY must be 32 bytes, base64');
 

@@ -1,12 +1,16 @@
 import jwt from 'jsonwebtoken';
 import type { Config } from './config';
 
-/** A development token for a user (or the system actor), signed with JWT_SECRET. */
+/**
+ * A development token (HS256): a user's signed with JWT_SECRET, the system actor's with
+ * SYSTEM_JWT_SECRET (the API accepts a system token from that key only, and a user token never from it).
+ */
 export function signDevToken(config: Config, claims: { user: string; workspace: string; system?: boolean; ttlSeconds?: number }): string {
-  if (!config.jwt.secret) throw new Error('signing tokens needs JWT_SECRET (this server verifies with a public key or JWKS)');
+  const [key, variable] = claims.system ? [config.jwt.systemSecret, 'SYSTEM_JWT_SECRET'] : [config.jwt.secret, 'JWT_SECRET'];
+  if (!key) throw new Error(`signing ${claims.system ? 'a system' : 'a user'} token needs ${variable} (this server verifies those with a public key${claims.system ? '' : ' or JWKS'})`);
   return jwt.sign(
     { sub: claims.user, workspace_id: claims.workspace, actor_type: claims.system ? 'system' : 'user' },
-    config.jwt.secret,
+    key,
     {
       algorithm: 'HS256',
       expiresIn: claims.ttlSeconds ?? 3600,

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config';
+import { exitOnConfigError, loadConfig } from '../lib/config';
 import { signDevToken } from '../lib/tokens';
 
 // npm run token -- --user usr_1 --workspace ws_1 [--system] [--ttl 3600]
+// A user token is signed with JWT_SECRET; --system signs a system-actor token with SYSTEM_JWT_SECRET.
 const { values } = parseArgs({
   options: {
     user: { type: 'string', default: 'usr_demo' },
@@ -16,4 +17,10 @@ if (!Number.isInteger(ttl) || ttl <= 0) {
   console.error('--ttl must be a positive number of seconds');
   process.exit(2);
 }
-console.log(signDevToken(loadConfig(), { user: values.user!, workspace: values.workspace!, system: values.system, ttlSeconds: ttl }));
+try {
+  console.log(signDevToken(loadConfig(), { user: values.user!, workspace: values.workspace!, system: values.system, ttlSeconds: ttl }));
+} catch (err) {
+  exitOnConfigError(err, 'token');
+  console.error(`token: ${(err as Error).message}`);
+  process.exit(1);
+}

@@ -1,5 +1,5 @@
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../lib/config';
+import { exitOnConfigError, loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { connectClient, connectionOptions } from '../lib/temporal';
 import { createDb } from '../db/knex';
@@ -38,6 +38,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  exitOnConfigError(err, 'worker');
   logger.error({ err }, 'worker failed');
   process.exit(1);
 });

@@ -29,7 +29,7 @@ export type Principal = UserPrincipal | ApiKeyPrincipal;
 
 export type CredentialKind = 'secret_key' | 'publishable_key' | 'jwt';
 
-/** SPEC: a secret key contains `sk_` within its first 32 characters, a publishable one `pk_`. */
+/** A secret key contains `sk_` within its first 32 characters, a publishable one `pk_`. */
 export function classifyBearer(token: string): CredentialKind {
   const head = token.slice(0, 32);
   if (head.includes('sk_')) return 'secret_key';
@@ -61,26 +61,50 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
   const provisioned = new Set<string>();
   const keyCache = new LRUCache<string, { principal: ApiKeyPrincipal; expiresAt: number | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
 
-  const keyFor: jwt.GetPublicKeyOrSecret = (header, callback) => {
-    if (config.jwt.secret && header.alg === 'HS256') return callback(null, config.jwt.secret);
-    if (config.jwt.publicKey) return callback(null, config.jwt.publicKey);
-    if (jwks) {
-      jwks.getSigningKey(header.kid).then((k) => callback(null, k.getPublicKey()), (e) => callback(e));
-      return;
-    }
-    callback(new Error('no key for this token'));
+  /**
+   * Two separate sets of keys. A user token is verified only with the users' keys (JWT_SECRET,
+   * JWT_PUBLIC_KEY, JWKS_URL); a token claiming `actor_type: "system"` only with the system actor's
+   * (SYSTEM_JWT_SECRET, SYSTEM_JWT_PUBLIC_KEY). Whoever can sign user tokens (an auth provider, a leaked
+   * JWT_SECRET) therefore cannot mint a system token, and the system key makes no user tokens.
+   */
+  const userKeys = {
+    algorithms: [
+      ...(config.jwt.secret ? (['HS256'] as const) : []),
+      ...(config.jwt.publicKey || jwks ? (['RS256', 'ES256'] as const) : []),
+    ] as jwt.Algorithm[],
+    keyFor: ((header, callback) => {
+      if (config.jwt.secret && header.alg === 'HS256') return callback(null, config.jwt.secret);
+      if (config.jwt.publicKey) return callback(null, config.jwt.publicKey);
+      if (jwks) {
+        jwks.getSigningKey(header.kid).then((k) => callback(null, k.getPublicKey()), (e) => callback(e));
+        return;
+      }
+      callback(new Error('no key for this token'));
+    }) as jwt.GetPublicKeyOrSecret,
   };
-  const algorithms: jwt.Algorithm[] = [
-    ...(config.jwt.secret ? (['HS256'] as const) : []),
-    ...(config.jwt.publicKey || jwks ? (['RS256', 'ES256'] as const) : []),
-  ];
+  const systemKeys = {
+    algorithms: [
+      ...(config.jwt.systemSecret ? (['HS256'] as const) : []),
+      ...(config.jwt.systemPublicKey ? (['RS256', 'ES256'] as const) : []),
+    ] as jwt.Algorithm[],
+    keyFor: ((header, callback) => {
+      if (config.jwt.systemSecret && header.alg === 'HS256') return callback(null, config.jwt.systemSecret);
+      if (config.jwt.systemPublicKey) return callback(null, config.jwt.systemPublicKey);
+      callback(new Error('no key for this token'));
+    }) as jwt.GetPublicKeyOrSecret,
+  };
 
   async function verifyJwt(token: string): Promise<UserPrincipal> {
+    // The claimed actor picks the keys; the verified claims must then say the same.
+    const claimed = (jwt.decode(token, { json: true }) ?? {}).actor_type ?? 'user';
+    if (claimed !== 'user' && claimed !== 'system') throw new ApiError('invalid_token', 'actor_type must be user or system.');
+    const keys = claimed === 'system' ? systemKeys : userKeys;
+    if (!keys.algorithms.length) throw new ApiError('invalid_token');
     const claims = await new Promise<JwtPayload>((resolve, reject) => {
       jwt.verify(
         token,
-        keyFor,
-        { algorithms, issuer: config.jwt.issuer, audience: config.jwt.audience, complete: false },
+        keys.keyFor,
+        { algorithms: keys.algorithms, issuer: config.jwt.issuer, audience: config.jwt.audience, complete: false },
         (err, decoded) => (err ? reject(err) : resolve(decoded as JwtPayload)),
       );
     }).catch((err: Error) => {
@@ -90,9 +114,9 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
     if (typeof sub !== 'string' || !sub || typeof workspaceId !== 'string' || !workspaceId || typeof exp !== 'number') {
       throw new ApiError('invalid_token', 'The token lacks sub, workspace_id or exp.');
     }
-    if (actorType !== 'user' && actorType !== 'system') throw new ApiError('invalid_token', 'actor_type must be user or system.');
+    if (actorType !== claimed) throw new ApiError('invalid_token');
     await provision(sub, workspaceId);
-    return { kind: 'user', actorType, userId: sub, workspaceId };
+    return { kind: 'user', actorType: claimed, userId: sub, workspaceId };
   }
 
   /** Users and workspaces come into being the first time a valid token names them. */

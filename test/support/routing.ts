@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
-import { bearer, Merchant, signToken, TestStack, unique } from './stack';
+import { bearer, Merchant, signSystemToken, signToken, TestStack, unique } from './stack';
 
 /** A token for the system actor (the only caller that may register payment providers). */
 export function systemToken(): string {
-  return signToken({ sub: unique('usr_system'), workspace_id: unique('ws_system'), actor_type: 'system' });
+  return signSystemToken({ sub: unique('usr_system'), workspace_id: unique('ws_system') });
 }
 
 /** A `sandbox`-adapter provider with the default catalogue, in the sandbox or the live environment. */

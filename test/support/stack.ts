@@ -13,6 +13,8 @@ import type { ApiDeps } from '../../api/deps';
 import { createWorkers } from '../../worker/worker';
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-for-hs256';
+/** The system actor's own key: system tokens are accepted from it only (never from JWT_SECRET). */
+export const TEST_SYSTEM_JWT_SECRET = 'test-system-jwt-secret-of-the-system-actor-only';
 
 /** This test file's Temporal namespace (one per vitest worker pool, registered by the global setup). */
 export function testNamespace(): string {
@@ -36,6 +38,7 @@ export function suiteEnv(): NodeJS.ProcessEnv {
     NODE_ENV: 'test',
     SB_DATA_DIR: join(__dirname, '..', '.tmp', 'data'),
     JWT_SECRET: TEST_JWT_SECRET,
+    SYSTEM_JWT_SECRET: TEST_SYSTEM_JWT_SECRET,
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: testNamespace(),
@@ -97,8 +100,14 @@ export function unique(prefix: string): string {
   return `${prefix}_${process.pid}${Date.now().toString(36)}${counter}`;
 }
 
-export function signToken(claims: { sub: string; workspace_id: string; actor_type?: 'user' | 'system' }, options: jwt.SignOptions = {}): string {
+/** A user's token, signed with JWT_SECRET. */
+export function signToken(claims: { sub: string; workspace_id: string; actor_type?: 'user' }, options: jwt.SignOptions = {}): string {
   return jwt.sign(claims, TEST_JWT_SECRET, { algorithm: 'HS256', expiresIn: 3600, ...options });
+}
+
+/** A system actor's token (`actor_type: "system"`), signed with SYSTEM_JWT_SECRET: the only key the API takes one from. */
+export function signSystemToken(claims: { sub: string; workspace_id: string }, options: jwt.SignOptions = {}): string {
+  return jwt.sign({ ...claims, actor_type: 'system' }, TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256', expiresIn: 3600, ...options });
 }
 
 export interface Merchant {
@@ -144,6 +153,7 @@ export function stackProcessEnv(stack: TestStack, name: string): NodeJS.ProcessE
     TEMPORAL_ADDRESS: stack.config.temporal.address,
     TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
     JWT_SECRET: TEST_JWT_SECRET,
+    SYSTEM_JWT_SECRET: TEST_SYSTEM_JWT_SECRET,
     VAULT_KEY: stack.config.vaultKey,
     API_KEY_PEPPER: stack.config.apiKeyPepper,
   };

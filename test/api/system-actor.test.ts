@@ -1,0 +1,76 @@
+import { generateKeyPairSync } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type supertest from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bearer, signSystemToken, signToken, startStack, TEST_JWT_SECRET, TEST_SYSTEM_JWT_SECRET, TestStack, unique,
+} from '../support/stack';
+
+// The system actor may do what no merchant may (register payment providers, act on every account), so
+// its tokens come from a key of its own: whoever can sign user tokens cannot mint one.
+const provider = () => ({ name: 'Sandbox processor', identifier: 'sandbox' });
+const claims = () => ({ sub: unique('usr_sys'), workspace_id: unique('ws_sys') });
+
+function expectInvalidToken(res: supertest.Response) {
+  expect(res.status, JSON.stringify(res.body)).toBe(401);
+  expect(res.body.error.details.reason).toBe('invalid_token');
+}
+
+describe('system actor tokens (HS256)', () => {
+  let stack: TestStack;
+  beforeAll(async () => { stack = await startStack(); });
+  afterAll(async () => { await stack.close(); });
+
+  it('are accepted when signed with SYSTEM_JWT_SECRET', async () => {
+    const res = await stack.http.post('/v1/payment-providers').set(bearer(signSystemToken(claims()))).send(provider());
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+
+  it('are refused with 401 invalid_token when signed with JWT_SECRET (the users\' key)', async () => {
+    const forged = jwt.sign({ ...claims(), actor_type: 'system' }, TEST_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 });
+    expectInvalidToken(await stack.http.post('/v1/payment-providers').set(bearer(forged)).send(provider()));
+    expectInvalidToken(await stack.http.get('/v1/payment-providers').set(bearer(forged)));
+  });
+
+  it('the system key makes no user tokens: a user token signed with SYSTEM_JWT_SECRET is refused', async () => {
+    const user = jwt.sign(claims(), TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 });
+    const explicit = jwt.sign({ ...claims(), actor_type: 'user' }, TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 });
+    for (const token of [user, explicit]) expectInvalidToken(await stack.http.get('/v1/accounts').set(bearer(token)));
+    // …while the same claims signed with JWT_SECRET are a user, who may not register providers.
+    const res = await stack.http.post('/v1/payment-providers').set(bearer(signToken(claims()))).send(provider());
+    expect(res.status).toBe(403);
+  });
+
+  it('an unknown actor_type is refused whatever signs it', async () => {
+    for (const secret of [TEST_JWT_SECRET, TEST_SYSTEM_JWT_SECRET]) {
+      const token = jwt.sign({ ...claims(), actor_type: 'admin' }, secret, { algorithm: 'HS256', expiresIn: 600 });
+      expectInvalidToken(await stack.http.get('/v1/accounts').set(bearer(token)));
+    }
+  });
+});
+
+describe('system actor tokens (RS256/ES256 with SYSTEM_JWT_PUBLIC_KEY)', () => {
+  const users = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const system = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const pem = (key: typeof users.publicKey) => key.export({ type: 'spki', format: 'pem' }).toString();
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ JWT_SECRET: '', SYSTEM_JWT_SECRET: '', JWT_PUBLIC_KEY: pem(users.publicKey), SYSTEM_JWT_PUBLIC_KEY: pem(system.publicKey) });
+  });
+  afterAll(async () => { await stack.close(); });
+
+  it('accepts a system token signed with the system key only, never with the users\' key (JWT_PUBLIC_KEY)', async () => {
+    const sign = (key: typeof users.privateKey, body: object) => jwt.sign(body, key, { algorithm: 'ES256', expiresIn: 600 });
+    const good = await stack.http.post('/v1/payment-providers').set(bearer(sign(system.privateKey, { ...claims(), actor_type: 'system' }))).send(provider());
+    expect(good.status, JSON.stringify(good.body)).toBe(201);
+    expectInvalidToken(await stack.http.post('/v1/payment-providers').set(bearer(sign(users.privateKey, { ...claims(), actor_type: 'system' }))).send(provider()));
+    // Users sign with theirs; the system key signs no user.
+    expect((await stack.http.get('/v1/accounts').set(bearer(sign(users.privateKey, claims())))).status).toBe(200);
+    expectInvalidToken(await stack.http.get('/v1/accounts').set(bearer(sign(system.privateKey, claims()))));
+    // No HS256 key here: neither the old secret nor the public key used as an HMAC secret gets in.
+    expectInvalidToken(await stack.http.post('/v1/payment-providers')
+      .set(bearer(jwt.sign({ ...claims(), actor_type: 'system' }, TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 }))).send(provider()));
+    expectInvalidToken(await stack.http.post('/v1/payment-providers')
+      .set(bearer(jwt.sign({ ...claims(), actor_type: 'system' }, pem(system.publicKey), { algorithm: 'HS256', expiresIn: 600 }))).send(provider()));
+  });
+});
