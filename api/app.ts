@@ -5,7 +5,6 @@ import { ApiError } from './errors';
 import { requestContext } from './middleware/request-context';
 import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
-import { idempotency } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
 import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
@@ -42,7 +41,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
     await next();
   });
   v1.use(rateLimit(deps.config.rateLimit));
-  v1.use(idempotency(deps.db, deps.config.apiKeyPepper, deps.vault));
+  // The Idempotency-Key is handled inside each route, once the route has admitted the credential.
   for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
 
   app.use(requestContext());

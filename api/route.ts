@@ -7,6 +7,8 @@ import type { RequestContext } from '../workflows/shared';
 import { Access } from './auth/access';
 import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
+import { idempotency, idempotencyKeyOf } from './middleware/idempotency';
+import { looksLikeId } from '../lib/ids';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Empty = TObject<Record<string, never>>;
@@ -40,7 +42,7 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObje
    * null for routes that are not about one account (the account list, the provider catalogue).
    */
   permission: Permission | null;
-  /** Publishable keys may call this route (DESIGN §3: GET payment, confirm). */
+  /** Publishable keys may call this route (GET payment, confirm). */
   publishable?: boolean;
   /** Only the system actor may call this route. */
   systemOnly?: boolean;
@@ -77,8 +79,13 @@ export function defineRoute<P extends TObject = Empty, Q extends TObject = Empty
 
 const EMPTY_OBJECT_BODY = bodyValidator<Record<string, never>>(Type.Object({}, { additionalProperties: false }));
 
-/** The Koa middleware that runs one route: checks, validation, handler, envelope. */
+/**
+ * The Koa middleware that runs one route: who may call it, then the Idempotency-Key, validation, the
+ * handler and the envelope. A request with an Idempotency-Key is admitted before the idempotency store
+ * is consulted, so a stored reply is never handed to a credential that may not make the request.
+ */
 export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
+  const idempotent = idempotency(deps.db, deps.config.apiKeyPepper, deps.vault);
   return async (ctx) => {
     const principal = ctx.state.principal as Principal;
     if (principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE' && !route.publishable) {
@@ -90,25 +97,38 @@ export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
     if (route.userOnly && principal.kind !== 'user') {
       throw new ApiError('insufficient_permissions', 'This needs a user token, not an API key.', { required: 'user_token' });
     }
-    const params = route.validate.params ? route.validate.params({ ...ctx.params }) : {};
-    const query = route.validate.query ? route.validate.query({ ...ctx.query }) : rejectQuery(ctx);
-    const hasBody = route.method !== 'get' && route.method !== 'delete';
-    const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
-
-    const result = await route.handler({
-      params, query, body, principal, access: new Access(deps.db, principal, route.permission, deps.accountCache), deps, ctx,
-    } as HandlerArgs<any, any, any>);
-
-    ctx.status = route.status ?? 200;
-    const envelope: Record<string, unknown> = { message: result.message ?? route.message, success: true };
-    if (route.envelope !== 'void') envelope.data = result.data;
-    if (route.envelope === 'paginated') {
-      const { page = 1, limit = 10 } = query as { page?: number; limit?: number };
-      const total = result.total ?? 0;
-      Object.assign(envelope, { total, page, limit, pages: Math.ceil(total / limit) });
-    }
-    ctx.body = envelope;
+    const access = new Access(deps.db, principal, route.permission, deps.accountCache);
+    if (idempotencyKeyOf(ctx)) await access.admit(namedAccountId(route, ctx));
+    await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps));
   };
+}
+
+async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, access: Access, deps: ApiDeps): Promise<void> {
+  const params = route.validate.params ? route.validate.params({ ...ctx.params }) : {};
+  const query = route.validate.query ? route.validate.query({ ...ctx.query }) : rejectQuery(ctx);
+  const hasBody = route.method !== 'get' && route.method !== 'delete';
+  const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
+
+  const result = await route.handler({ params, query, body, principal, access, deps, ctx } as HandlerArgs<any, any, any>);
+
+  ctx.status = route.status ?? 200;
+  const envelope: Record<string, unknown> = { message: result.message ?? route.message, success: true };
+  if (route.envelope !== 'void') envelope.data = result.data;
+  if (route.envelope === 'paginated') {
+    const { page = 1, limit = 10 } = query as { page?: number; limit?: number };
+    const total = result.total ?? 0;
+    Object.assign(envelope, { total, page, limit, pages: Math.ceil(total / limit) });
+  }
+  ctx.body = envelope;
+}
+
+/**
+ * The `account_id` a request names, read before validation (which runs under the Idempotency-Key, so
+ * that a retried bad request gets the same 400): only on routes that take one, only if well-formed.
+ */
+function namedAccountId(route: Route, ctx: Koa.Context): string | undefined {
+  const value = ctx.query.account_id;
+  return route.query?.properties.account_id && typeof value === 'string' && looksLikeId(value, 'acct') ? value : undefined;
 }
 
 function rejectQuery(ctx: Koa.Context): Record<string, never> {

@@ -58,6 +58,34 @@ export class Access {
     return this.check(scope);
   }
 
+  /**
+   * The coarse check made before a request may touch shared state such as the idempotency store: does
+   * this credential hold the route's permission at all? An API key: in its own set (and only on its own
+   * account); a user: on the account named, else on any account they are a member of; the system actor:
+   * always. The handler's `forAccount/forResource` then checks the account the request really acts on.
+   */
+  async admit(accountId: string | undefined): Promise<void> {
+    const p = this.principal;
+    if (p.kind === 'api_key') {
+      if (accountId && accountId !== p.accountId) throw new ApiError('account_access_denied');
+      this.check({ permissions: p.permissions });
+      return;
+    }
+    if (!this.permission || p.actorType === 'system') return;
+    if (accountId) {
+      const scope = await this.load(accountId);
+      if (!scope) throw new ApiError('account_access_denied');
+      this.check(scope);
+      return;
+    }
+    const roles = (await this.db('core.account_memberships as m')
+      .join('core.accounts as a', 'a.id', 'm.account_id')
+      .where({ 'm.user_id': p.userId, 'a.deleted': false })
+      .distinct('m.role')
+      .pluck('m.role')) as Role[];
+    this.check({ permissions: new Set(roles.flatMap((role) => [...ROLE_PERMISSIONS[role]])) });
+  }
+
   /** Every account this principal can see (for listings), production and sandbox. */
   async visibleAccountIds(): Promise<string[]> {
     const p = this.principal;
@@ -71,7 +99,7 @@ export class Access {
       .pluck('a.id')) as string[];
   }
 
-  private check(scope: AccountScope): AccountScope {
+  private check<S extends Pick<AccountScope, 'permissions'>>(scope: S): S {
     if (this.permission && !scope.permissions.has(this.permission)) {
       throw new ApiError('insufficient_permissions', `This needs the ${this.permission} permission.`, { required: this.permission });
     }

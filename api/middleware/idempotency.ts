@@ -12,9 +12,13 @@ const RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A request that has held its key this long is presumed dead (its process crashed): the key is free again. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
 
-/** Keys are scoped to the caller's account (for a user token: the named account, else the user). */
+/**
+ * Keys are scoped to the credential, not only to the account: a key that another credential of the
+ * account learns (a read-only key, a publishable key) never reaches the replies stored for it. An API
+ * key: its account and its id; a user token: the user, with the account it names.
+ */
 function scopeOf(principal: Principal, accountId: unknown): string {
-  if (principal.kind === 'api_key') return `acct:${principal.accountId}`;
+  if (principal.kind === 'api_key') return `acct:${principal.accountId}|key:${principal.keyId}`;
   return typeof accountId === 'string' && accountId ? `acct:${accountId}|usr:${principal.userId}` : `usr:${principal.userId}`;
 }
 
@@ -28,16 +32,33 @@ function requestHash(ctx: Koa.Context, pepper: string): string {
     .digest('hex');
 }
 
+/** The request's Idempotency-Key, when it has one that counts (keys apply to POSTs only). */
+export function idempotencyKeyOf(ctx: Koa.Context): string | undefined {
+  return (ctx.method === 'POST' && ctx.get('Idempotency-Key')) || undefined;
+}
+
 /**
- * Idempotency-Key on every POST (DESIGN §2): the first request with a key runs and its response is
- * stored; a retry with the same body gets that response back (`Idempotent-Replayed: true`); a retry
- * while the first still runs gets 409; the same key with another body gets 422. The key is claimed with
- * one INSERT … ON CONFLICT, so concurrent arrivals cannot both run.
+ * Whether an answer with this status is stored for replay. Client errors are the answer to the request
+ * and are kept, so a retried bad request gets the same 400. Not kept: 401/403, which are about the
+ * credential, not the request (stored, one would answer the rightful caller's retry); 409 and 429, which
+ * pass; 5xx, so that a retry can still succeed.
+ */
+function kept(status: number): boolean {
+  return status < 500 && status !== 401 && status !== 403 && status !== 409 && status !== 429;
+}
+
+/**
+ * Idempotency-Key on every POST: the first request with a key runs and its response is stored; a retry
+ * with the same body gets that response back (`Idempotent-Replayed: true`); a retry while the first
+ * still runs gets 409; the same key with another body gets 422. The key is claimed with one
+ * INSERT … ON CONFLICT, so concurrent arrivals cannot both run. It runs inside each route, after the
+ * route has admitted the credential (api/route.ts): a stored reply goes only to a caller allowed to
+ * make the request.
  */
 export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middleware {
   return async (ctx, next) => {
-    const key = ctx.get('Idempotency-Key');
-    if (ctx.method !== 'POST' || !key) return next();
+    const key = idempotencyKeyOf(ctx);
+    if (!key) return next();
     if (key.length > MAX_KEY_LENGTH) {
       throw ApiError.validation([{ path: 'header/Idempotency-Key', message: `must be at most ${MAX_KEY_LENGTH} characters` }]);
     }
@@ -68,17 +89,12 @@ export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middlewar
       await next();
     } catch (err) {
       const apiError = toApiError(err, ctx.state.requestId);
-      // Client errors are the answer to this request and are kept; server errors, conflicts and rate
-      // limits are not, so that a retry can still succeed.
-      if (apiError.status >= 500 || apiError.status === 409 || apiError.status === 429) {
-        await db('core.idempotency_keys').where({ scope, key }).del();
-      } else {
-        await store(db, vault, scope, key, apiError.status, errorBody(apiError), apiError.headers);
-      }
+      if (kept(apiError.status)) await store(db, vault, scope, key, apiError.status, errorBody(apiError), apiError.headers);
+      else await db('core.idempotency_keys').where({ scope, key }).del();
       throw apiError;
     }
-    if (ctx.status >= 500) await db('core.idempotency_keys').where({ scope, key }).del();
-    else await store(db, vault, scope, key, ctx.status, ctx.body, {});
+    if (kept(ctx.status)) await store(db, vault, scope, key, ctx.status, ctx.body, {});
+    else await db('core.idempotency_keys').where({ scope, key }).del();
   };
 }
 

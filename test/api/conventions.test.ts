@@ -308,6 +308,117 @@ describe('idempotency', () => {
   });
 });
 
+describe('idempotency and authorization', () => {
+  // A stored reply is only ever given to a caller allowed to make the request, under the credential
+  // that made it; refusals are never stored.
+  const post = (path: string, credential: string, key: string, body: object) =>
+    stack.http.post(path).set(bearer(credential)).set('Idempotency-Key', key).send(body);
+  const SECRET = /(sk|pk)_(live|test)_[0-9A-Za-z]{40}|whsec_/;
+
+  async function customKey(m: Merchant, permissions: Record<string, string[]>): Promise<string> {
+    const res = await stack.http.post('/v1/api-keys').set(bearer(m.secretKey)).send({ name: 'custom', permissions });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.data.key;
+  }
+  async function setRole(m: Merchant, userId: string, role: string) {
+    await stack.db('core.account_memberships').insert({ id: unique('mem'), account_id: m.account.id, user_id: userId, role })
+      .onConflict(['account_id', 'user_id']).merge(['role']);
+  }
+
+  it('does not replay a new secret key to a read-only or publishable key that learnt the Idempotency-Key', async () => {
+    const m = await createMerchant(stack);
+    const key = unique('idem');
+    const first = await post('/v1/api-keys', m.secretKey, key, { name: 'backend' });
+    expect(first.status).toBe(201);
+    expect(first.body.data.key).toMatch(/^sk_live_/);
+
+    const readOnly = await customKey(m, { account: ['read'], 'account:api:key': ['read'], payment: ['read'] });
+    const replay = await post('/v1/api-keys', readOnly, key, { name: 'backend' });
+    expectError(replay, 403, 'insufficient_permissions');
+    expect(replay.body.error.details.required).toBe('account:api:key:create');
+    expect(replay.headers['idempotent-replayed']).toBeUndefined();
+    expect(JSON.stringify(replay.body)).not.toMatch(SECRET);
+    const publishable = await post('/v1/api-keys', m.publishableKey, key, { name: 'backend' });
+    expectError(publishable, 403, 'publishable_key_not_allowed');
+    expect(JSON.stringify(publishable.body)).not.toMatch(SECRET);
+  });
+
+  it('does not replay a webhook signing secret to a read-only key', async () => {
+    const m = await createMerchant(stack);
+    const key = unique('idem');
+    const first = await post('/v1/webhook-endpoints', m.secretKey, key, { url: 'http://127.0.0.1:9/hook' });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body.data.secret).toMatch(/^whsec_/);
+    const replay = await post('/v1/webhook-endpoints', await customKey(m, { webhook: ['read'] }), key, { url: 'http://127.0.0.1:9/hook' });
+    expectError(replay, 403, 'insufficient_permissions');
+    expect(JSON.stringify(replay.body)).not.toMatch(SECRET);
+  });
+
+  it('scopes keys to the credential: another key of the same account runs the request afresh', async () => {
+    const m = await createMerchant(stack);
+    const key = unique('idem');
+    const mine = await post('/v1/customers', m.secretKey, key, { name: 'Ada' });
+    const theirs = await post('/v1/customers', await customKey(m, { customer: ['write'] }), key, { name: 'Ada' });
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+  });
+
+  it('does not let a refusal poison the key for the rightful caller who uses it next', async () => {
+    const m = await createMerchant(stack);
+    const key = unique('idem');
+    expect((await post('/v1/api-keys', await customKey(m, { 'account:api:key': ['read'] }), key, { name: 'backend' })).status).toBe(403);
+    expect((await post('/v1/api-keys', m.publishableKey, key, { name: 'backend' })).status).toBe(403);
+    const owner = await post('/v1/api-keys', m.secretKey, key, { name: 'backend' });
+    expect(owner.status, JSON.stringify(owner.body)).toBe(201);
+    expect(owner.headers['idempotent-replayed']).toBeUndefined();
+    expect(owner.body.data.key).toMatch(/^sk_live_/);
+  });
+
+  it('does not store a 403 from the handler\'s own check, so the caller may retry once allowed', async () => {
+    // An OWNER elsewhere holds customer:write somewhere, so the route lets the request in; the
+    // customer's own account, where the caller is a VIEWER, refuses it.
+    const m = await createMerchant(stack);
+    const elsewhere = await createMerchant(stack);
+    await setRole(m, elsewhere.userId, 'VIEWER');
+    const customer = (await stack.http.post('/v1/customers').set(bearer(m.secretKey)).send({ name: 'Ada' })).body.data;
+    const key = unique('idem');
+    const denied = await post(`/v1/customers/${customer.id}/addresses`, elsewhere.token, key, { city: 'Paris' });
+    expectError(denied, 403, 'insufficient_permissions');
+    expect(await stack.db('core.idempotency_keys').where({ key })).toEqual([]);
+
+    await setRole(m, elsewhere.userId, 'ADMIN');
+    const allowed = await post(`/v1/customers/${customer.id}/addresses`, elsewhere.token, key, { city: 'Paris' });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
+    expect(allowed.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('never stores a 401', async () => {
+    const key = unique('idem');
+    expectError(await post('/v1/customers', 'sk_live_000000000000000000000000000000000000000', key, { name: 'x' }), 401, 'invalid_api_key');
+    expect(await stack.db('core.idempotency_keys').where({ key })).toEqual([]);
+  });
+
+  it('is not replayed to its own caller once that caller lost the permission', async () => {
+    const m = await createMerchant(stack);
+    const admin = unique('usr');
+    await setRole(m, admin, 'ADMIN');
+    const token = signToken({ sub: admin, workspace_id: m.workspaceId });
+    const key = unique('idem');
+    const path = `/v1/api-keys?account_id=${m.account.id}`;
+    const first = await post(path, token, key, { name: 'admin key' });
+    expect(first.status).toBe(201);
+    expect((await post(path, token, key, { name: 'admin key' })).headers['idempotent-replayed']).toBe('true');
+
+    await setRole(m, admin, 'VIEWER');
+    const after = await post(path, token, key, { name: 'admin key' });
+    expectError(after, 403, 'insufficient_permissions');
+    expect(after.headers['idempotent-replayed']).toBeUndefined();
+    expect(JSON.stringify(after.body)).not.toContain(first.body.data.key);
+  });
+});
+
 describe('environments', () => {
   it('keeps live and sandbox rows in separate repositories', async () => {
     const sandbox = await createMerchant(stack, { sandboxOf: merchant });
