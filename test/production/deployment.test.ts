@@ -11,6 +11,30 @@ const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const compose = parse(read('docker-compose.yml'), { merge: true });
 const services = compose.services as Record<string, any>;
 
+/** `${VAR:-default}` and `${VAR}` as Compose interpolates them, with `env` as the environment (.env included). */
+function interpolate(value: string, env: Record<string, string> = {}): string {
+  return value.replace(/\$\{(\w+)(?:(:?)[-?]([^}]*))?\}/g, (_all, name: string, colon: string, fallback = '') =>
+    (colon ? env[name] || fallback : env[name] ?? fallback));
+}
+
+/**
+ * The host address each published port of a service listens on, `*` for every interface: the short
+ * syntax `[host_ip:][host_port:]container_port[/proto]` (a bare or `host:container` entry is every
+ * interface) and the long one (`host_ip` unset is every interface).
+ */
+function publishedOn(service: any, env: Record<string, string> = {}): { address: string; entry: string }[] {
+  return (service.ports ?? []).map((port: unknown) => {
+    if (typeof port === 'number') return { address: '*', entry: String(port) };
+    if (typeof port === 'object' && port) {
+      const ip = interpolate(String((port as { host_ip?: string }).host_ip ?? ''), env);
+      return { address: ['', '0.0.0.0', '::', '[::]'].includes(ip) ? '*' : ip, entry: JSON.stringify(port) };
+    }
+    const entry = interpolate(String(port), env).replace(/\/(tcp|udp)$/, '');
+    const ip = /^\[([^\]]+)\]:/.exec(entry)?.[1] ?? (entry.split(':').length === 3 ? entry.split(':')[0] : '');
+    return { address: ['', '0.0.0.0', '::'].includes(ip) ? '*' : ip, entry };
+  });
+}
+
 /** Compiled file → the source `npm run build` (tsc -p tsconfig.build.json) makes it from. */
 function sourceOf(distFile: string): string {
   return distFile.replace(/^dist\//, '').replace(/\.js$/, '.ts');
@@ -49,10 +73,27 @@ describe('docker-compose.yml', () => {
   it('has healthchecks for postgres, temporal, api, worker and simulator, and publishes the API and UI ports', () => {
     for (const name of ['postgres', 'temporal', 'api', 'worker', 'simulator']) expect(services[name].healthcheck?.test, name).toBeDefined();
     expect(services.api.ports).toContain('3000:3000');
-    expect(services['temporal-ui'].ports).toContain('8080:8080');
+    expect(publishedOn(services['temporal-ui'])).toEqual([{ address: '127.0.0.1', entry: '127.0.0.1:8080:8080' }]);
     // Workers scale horizontally: no fixed name, no published port.
     expect(services.worker.container_name).toBeUndefined();
     expect(services.worker.ports).toBeUndefined();
+  });
+
+  it('publishes only the API on every interface: Temporal and its UI (no authentication) on 127.0.0.1 unless opted in', () => {
+    const everywhere = (env: Record<string, string> = {}) => Object.entries(services)
+      .flatMap(([name, service]) => publishedOn(service, env).filter((p) => p.address === '*').map((p) => `${name} ${p.entry}`));
+    expect(everywhere()).toEqual(['api 3000:3000']);
+    expect(publishedOn(services.temporal)).toEqual([{ address: '127.0.0.1', entry: '127.0.0.1:7233:7233' }]);
+    // The opt-in is one variable each (for a Temporal with mTLS on a firewalled network).
+    expect(publishedOn(services.temporal, { TEMPORAL_BIND_ADDRESS: '10.0.0.5' })).toEqual([{ address: '10.0.0.5', entry: '10.0.0.5:7233:7233' }]);
+    expect(everywhere({ TEMPORAL_BIND_ADDRESS: '0.0.0.0', TEMPORAL_UI_BIND_ADDRESS: '0.0.0.0' }))
+      .toEqual(['temporal 0.0.0.0:7233:7233', 'temporal-ui 0.0.0.0:8080:8080', 'api 3000:3000']);
+    // …and the check bites on every form of "every interface".
+    for (const ports of [['7233:7233'], [7233], ['0.0.0.0:7233:7233/tcp'], ['[::]:7233:7233'], [{ target: 7233, published: 7233 }]]) {
+      expect(publishedOn({ ports }).map((p) => p.address)).toEqual(['*']);
+    }
+    expect(publishedOn({ ports: [{ target: 7233, published: 7233, host_ip: '127.0.0.1' }] }).map((p) => p.address)).toEqual(['127.0.0.1']);
+    expect(read('docs/production.md')).toMatch(/TEMPORAL_BIND_ADDRESS[\s\S]*mTLS/);
   });
 
   it('pins the Temporal images and registers every search attribute as Keyword', () => {
@@ -71,7 +112,7 @@ describe('docker-compose.yml', () => {
       expect(services[name].environment.NODE_ENV).toBe('production');
       expect(services[name].command[0]).toBe(name);
     }
-    for (const secret of ['JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER', 'POSTGRES_PASSWORD']) {
+    for (const secret of ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER', 'POSTGRES_PASSWORD']) {
       expect(example).toMatch(new RegExp(`^${secret}=CHANGE_ME`, 'm'));
     }
     expect(existsSync(join(ROOT, '.env'))).toBe(false);
