@@ -5,7 +5,7 @@ import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from '../db/environments';
 import { serializeCharge, serializePayment } from '../db/serialize';
-import { loadCardForAuthorization, wipeCvc } from '../db/repositories/payment-methods';
+import { eraseSingleUseCards, findUsableCard, loadCardForAuthorization, wipeCvc } from '../db/repositories/payment-methods';
 import { loadRoutingInputs } from '../db/repositories/routing';
 import { buildRoutingPlan } from '../lib/routing/plan';
 import { getAdapter } from './providers/registry';
@@ -71,6 +71,23 @@ export interface PaymentActivityDeps {
 }
 
 const now = () => new Date();
+
+/** The decline recorded when an attempt is told a card its payment may not use (or one used up meanwhile). */
+const PAYMENT_METHOD_UNAVAILABLE = 'payment_method_unavailable';
+
+/**
+ * Which card the payment `row` may be charged with: the one it was told, re-checked against the
+ * payment's account and customer as Postgres has them (a workflow's input is not trusted for this).
+ */
+function cardUse(args: PaymentRef & { paymentMethodId: string }, row: any) {
+  return {
+    paymentMethodId: args.paymentMethodId,
+    // A payment row of another account than the workflow's matches no card at all.
+    accountId: row?.account_id === args.accountId ? args.accountId : '',
+    paymentId: args.paymentId,
+    customerId: row?.customer_id ?? null,
+  };
+}
 
 /** A charge's recorded status as the outcome of its attempt (FAILED is told apart by its decline code). */
 const RECORDED_OUTCOME: Record<string, AttemptOutcome> = {
@@ -191,7 +208,10 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
         case 'hard_decline':
           Object.assign(patch, { status: 'DECLINED', decline_code: outcome.declineCode });
           paymentStatus = 'FAILED';
-          paymentPatch = { status: paymentStatus, last_error: JSON.stringify({ code: 'card_declined', decline_code: outcome.declineCode, charge_id: args.chargeId, message: outcome.message ?? null }) };
+          paymentPatch = { status: paymentStatus, last_error: JSON.stringify({
+            code: outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE ? PAYMENT_METHOD_UNAVAILABLE : 'card_declined',
+            decline_code: outcome.declineCode, charge_id: args.chargeId, message: outcome.message ?? null,
+          }) };
           chargeEventName = 'charge.failed';
           paymentEventName = 'payment_intent.payment_failed';
           break;
@@ -220,6 +240,11 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
       if (paymentPatch) {
         const payment = await updatePayment(trx, ref, paymentPatch);
         if (paymentEventName) events.push(paymentEvent(ref, paymentEventName, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
+        // The walk is over: the card it used is never charged again (capture, void and refunds need only
+        // the provider's reference). A FAILED payment may be confirmed again, with another card, so only
+        // this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can follow, so every card bound
+        // to the payment goes.
+        await eraseSingleUseCards(trx, args.environment, args.paymentId, paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
       }
       const eventIds = await idsToPublish(trx, args.environment, args.accountId, await appendEvents(trx, args.environment, events));
       return {
@@ -304,7 +329,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
       }
       const env = args.environment;
       const payment = await payments(env).where({ id: args.paymentId }).first();
-      const card = await db(envTable(env, 'payment_methods')).where({ id: args.paymentMethodId, account_id: args.accountId }).first('card_network', 'card_country');
+      const card = await findUsableCard(db, env, cardUse(args, payment));
       const customer = payment.customer_id
         ? await db(envTable(env, 'customers')).where({ id: payment.customer_id }).first('country')
         : undefined;
@@ -345,8 +370,12 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
           status: failed ? 'FAILED' : 'PROCESSING',
           payment_method_id: args.paymentMethodId,
           installments,
-          last_error: failed ? JSON.stringify({ code: 'no_eligible_provider', message: card ? 'No payment provider can take this payment.' : 'The payment method is not available.' }) : null,
+          last_error: !failed ? null : JSON.stringify(card
+            ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }
+            : { code: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }),
         });
+        // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
+        if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
         const eventIds = await appendEvents(trx, env, [
           paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }),
         ]);
@@ -394,9 +423,12 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
         });
       }
 
-      const card = await loadCardForAuthorization(db, vault, env, args.paymentMethodId);
+      // Re-checked here, against the payment's account and customer in Postgres: an attempt told a card
+      // of another account, another customer or another payment (a forged workflow start, say), or one
+      // deleted or used up meanwhile, declines without anything sent to the processor.
+      const card = await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
       if (!card) {
-        return applyOutcome(args, { kind: 'hard_decline', declineCode: 'payment_method_unavailable' }, []);
+        return applyOutcome(args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
       }
       const authorization = await withHeartbeat(provider.authorize({
         credentials,
@@ -474,6 +506,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
           exchanges: trx.raw('exchanges || ?::jsonb', [JSON.stringify([result.exchange])]), updated_at: now(),
         }).returning('*');
         const payment = await updatePayment(trx, args, { status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedAmount });
+        await eraseSingleUseCards(trx, env, args.paymentId);
         const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
           chargeEvent(args, 'charge.succeeded', updated, args.context),
           paymentEvent(args, 'payment_intent.succeeded', payment, args.context, { chargeId: args.chargeId }),
@@ -499,6 +532,8 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
       }
       return db.transaction(async (trx) => {
         const current = await payments(env, trx).where({ id: args.paymentId }).forUpdate().first('status');
+        // Canceled (or expired): no card bound to the payment will ever be charged.
+        await eraseSingleUseCards(trx, env, args.paymentId);
         if (current.status === 'CANCELED') return { eventIds: [] };
         if (args.chargeId && voidExchange) {
           await charges(env, trx).where({ id: args.chargeId }).update({

@@ -4,6 +4,7 @@ import * as environments from './002_environments';
 import * as providers from './004_providers';
 import * as webhooks from './005_webhooks';
 import * as idempotencyResource from './006_idempotency_resource';
+import * as singleUseCards from './007_single_use_cards';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -14,6 +15,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['004_providers', providers],
   ['005_webhooks', webhooks],
   ['006_idempotency_resource', idempotencyResource],
+  ['007_single_use_cards', singleUseCards],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -6,20 +6,32 @@ import { envTable, Environment } from '../environments';
 
 export interface NewCard {
   accountId: string;
-  /** Null for a card given at confirm and not saved to a customer. */
+  /** Saved to this customer: reusable for that customer's payments. */
   customerId: string | null;
+  /**
+   * Given inline at confirm and not saved: bound to this payment, single use. Exactly one of customerId
+   * and paymentId is given.
+   */
+  paymentId?: string | null;
   card: ValidCard;
   holderName?: string;
   metadata?: Record<string, string>;
 }
 
-/** Stores a card: PAN and CVC sealed by the vault, a keyed fingerprint, and only display facts in the clear. */
+/**
+ * Stores a card: PAN and CVC sealed by the vault, a keyed fingerprint, and only display facts in the clear.
+ * A card always has an owner: the customer it is saved to, or the one payment it was given for.
+ */
 export async function insertCard(db: Knex, vault: Vault, env: Environment, input: NewCard): Promise<any> {
+  if (!input.customerId === !input.paymentId) {
+    throw new Error('a card is saved to a customer or bound to one payment, exactly one of the two');
+  }
   const [row] = await db(envTable(env, 'payment_methods'))
     .insert({
       id: newId('pm'),
       account_id: input.accountId,
-      customer_id: input.customerId,
+      customer_id: input.customerId ?? null,
+      payment_id: input.paymentId ?? null,
       type: 'CARD',
       card_network: input.card.network,
       card_last4: input.card.last4,
@@ -34,6 +46,45 @@ export async function insertCard(db: Knex, vault: Vault, env: Environment, input
     })
     .returning('*');
   return row;
+}
+
+/** Who wants to charge a card: the payment, with its account and customer as Postgres has them. */
+export interface CardUse {
+  paymentMethodId: string;
+  accountId: string;
+  paymentId: string;
+  customerId: string | null;
+}
+
+/**
+ * The card `use.paymentMethodId` if this payment may be charged with it, else undefined: a card of the
+ * payment's account that still holds its number and is either saved to the payment's customer or bound
+ * to this very payment. Every other case (unknown id, another account, another customer, another
+ * payment, deleted, used up) looks the same, so that callers cannot tell which.
+ */
+export async function findUsableCard(db: Knex, env: Environment, use: CardUse): Promise<any | undefined> {
+  return db(envTable(env, 'payment_methods'))
+    .where({ id: use.paymentMethodId, account_id: use.accountId, deleted: false })
+    .whereNot({ pan_encrypted: '' })
+    .where((owner) => {
+      owner.where((bound) => bound.whereNull('customer_id').where({ payment_id: use.paymentId }));
+      if (use.customerId) owner.orWhere({ customer_id: use.customerId });
+    })
+    .first();
+}
+
+/**
+ * Erases the sealed number (and CVC) of single-use cards bound to a payment once it no longer needs
+ * them: all of them, or only `paymentMethodId`. Network, last4, expiry and fingerprint stay for display.
+ * Saved cards are never touched.
+ */
+export async function eraseSingleUseCards(db: Knex, env: Environment, paymentId: string, paymentMethodId?: string): Promise<void> {
+  const query = db(envTable(env, 'payment_methods'))
+    .where({ payment_id: paymentId })
+    .whereNull('customer_id')
+    .whereNot({ pan_encrypted: '' });
+  if (paymentMethodId) query.where({ id: paymentMethodId });
+  await query.update({ pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
 }
 
 export async function paymentMethodsByCustomer(db: Knex, env: Environment, customerId: string): Promise<any[]> {
@@ -65,11 +116,12 @@ export interface CardForAuthorization {
 }
 
 /**
- * Loads a card just in time for an authorization (the payment workflow's activities call this with the
- * payment method id they were given). Undefined when the card is unknown or deleted.
+ * Loads a card just in time for an authorization. The payment workflow's activities pass the payment
+ * the card is for, as Postgres has it, whatever id they were told: the card is returned only if that
+ * payment may use it (see findUsableCard). Undefined otherwise.
  */
-export async function loadCardForAuthorization(db: Knex, vault: Vault, env: Environment, pmId: string): Promise<CardForAuthorization | undefined> {
-  const row = await db(envTable(env, 'payment_methods')).where({ id: pmId, deleted: false }).first();
+export async function loadCardForAuthorization(db: Knex, vault: Vault, env: Environment, use: CardUse): Promise<CardForAuthorization | undefined> {
+  const row = await findUsableCard(db, env, use);
   if (!row) return undefined;
   return {
     id: row.id,
@@ -85,7 +137,7 @@ export async function loadCardForAuthorization(db: Knex, vault: Vault, env: Envi
   };
 }
 
-/** Forgets a card's CVC: it may be held only until the first authorization attempt (DESIGN §4). */
+/** Forgets a card's CVC: it may be held only until the first authorization attempt. */
 export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise<void> {
   await db(envTable(env, 'payment_methods')).where({ id: pmId }).whereNotNull('cvc_encrypted')
     .update({ cvc_encrypted: null, updated_at: db.fn.now() });

@@ -418,18 +418,23 @@ describe('payment methods (card vault)', () => {
     const c = await createCustomer(m);
     const pm = (await stack.http.post(`/v1/customers/${c.id}/payment-methods`).set(bearer(m.secretKey)).send({ type: 'CARD', card: CARD })).body.data;
 
-    const card = await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', pm.id);
+    // Only for a payment of the card's own customer, in the card's account and environment.
+    const use = { paymentMethodId: pm.id, accountId: m.account.id, customerId: c.id, paymentId: 'pay_any' };
+    const card = await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', use);
     expect(card).toMatchObject({ id: pm.id, customerId: c.id, number: '4242424242424242', cvc: '123', network: 'VISA', last4: '4242', expMonth: 12 });
-    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'sandbox', pm.id)).toBeUndefined();
+    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'sandbox', use)).toBeUndefined();
+    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', { ...use, customerId: (await createCustomer(m)).id })).toBeUndefined();
+    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', { ...use, customerId: null })).toBeUndefined();
+    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', { ...use, accountId: (await createMerchant(stack)).account.id })).toBeUndefined();
 
     await wipeCvc(stack.db, 'production', pm.id);
-    expect((await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', pm.id))?.cvc).toBeNull();
+    expect((await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', use))?.cvc).toBeNull();
     expect((await stack.db('live.payment_methods').where({ id: pm.id }).first()).cvc_encrypted).toBeNull();
 
     const del = await stack.http.delete(`/v1/customers/${c.id}/payment-methods/${pm.id}`).set(bearer(m.secretKey));
     expect(del.status).toBe(200);
     expect(del.body.data).toMatchObject({ id: pm.id, deleted: true, card: { last4: '4242' } });
-    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', pm.id)).toBeUndefined();
+    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', use)).toBeUndefined();
     const row = await stack.db('live.payment_methods').where({ id: pm.id }).first();
     expect(row).toMatchObject({ deleted: true, pan_encrypted: '', cvc_encrypted: null });
     expect((await stack.http.get(`/v1/customers/${c.id}?include_payment_methods=true`).set(bearer(m.secretKey))).body.data.payment_methods).toEqual([]);
