@@ -373,6 +373,26 @@ export function serializePayment(row: any, embeds: { charges?: any[]; routing_pl
   };
 }
 
+/**
+ * A payment as a publishable key sees it (a checkout page): amount, status, what to do next, why the
+ * last attempt failed, and which card was used, by network and last4. Nothing about the merchant, the
+ * customer, the routing or the card's id. `card` is the payment's card row, when it has one.
+ */
+export function serializeCheckoutPayment(row: any, card?: { card_network: string | null; card_last4: string | null } | null): Record<string, unknown> {
+  const lastError = row.last_error as { code?: string; decline_code?: string | null } | null;
+  return {
+    object: 'payment',
+    id: row.id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    // Reserved for a step the customer must take (3-D Secure); nothing asks for one yet.
+    next_action: null,
+    last_error: lastError ? { code: lastError.code ?? 'unknown', decline_code: lastError.decline_code ?? null } : null,
+    card: card ? { network: card.card_network, last4: card.card_last4 } : null,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Webhooks
 

@@ -3,12 +3,13 @@ import { Type } from '@sinclair/typebox';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { envTable, Environment } from '../../db/environments';
-import { presentPayments } from '../../db/repositories/payments';
-import { insertCard } from '../../db/repositories/payment-methods';
+import { presentCheckoutPayment, presentPayments } from '../../db/repositories/payments';
+import { eraseSingleUseCards, findUsableCard, insertCard } from '../../db/repositories/payment-methods';
 import { serializeEvent } from '../../db/serialize';
 import { newId } from '../../lib/ids';
 import { validateCard } from '../../lib/cards';
 import type { AccountScope } from '../auth/access';
+import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
@@ -28,7 +29,7 @@ const Routing = Obj({
 
 const Installments = Type.Integer({ minimum: 1, maximum: 48 });
 
-/** How long confirm waits for the walk before answering PROCESSING (DESIGN §5). */
+/** How long confirm waits for the walk before answering PROCESSING. */
 const CONFIRM_WAIT_MS = 10_000;
 
 const Includes = {
@@ -43,6 +44,39 @@ const PaymentStatusSchema = Type.Union(
   ['CREATED', 'PROCESSING', 'REQUIRES_ACTION', 'AUTHORIZED', 'SUCCEEDED', 'FAILED', 'CANCELED', 'PARTIALLY_REFUNDED', 'REFUNDED']
     .map((s) => Type.Literal(s)),
 );
+
+/** What a publishable key sees of a payment: what a checkout page needs, and nothing else. */
+const CheckoutPaymentSchema = Type.Object({
+  object: Type.Literal('payment'),
+  id: Type.String(),
+  amount: Type.Integer({ description: 'minor units' }),
+  currency: Type.String(),
+  status: PaymentStatusSchema,
+  next_action: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'a step the customer must take (3-D Secure); null for now' }),
+  last_error: Type.Union([
+    Type.Object({ code: Type.String(), decline_code: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+    Type.Null(),
+  ]),
+  card: Type.Union([
+    Type.Object({ network: Type.String(), last4: Type.String() }, { additionalProperties: false }),
+    Type.Null(),
+  ], { description: 'the card the payment was last confirmed with' }),
+}, { additionalProperties: false, title: 'CheckoutPayment', description: 'A payment as a publishable key sees it.' });
+
+/** The full payment (secret keys and users), or the checkout view (publishable keys): never both. */
+const PaymentOrCheckout = Type.Unsafe<Record<string, unknown>>({
+  oneOf: [PaymentSchema, CheckoutPaymentSchema],
+  description: 'The full payment for secret keys and user tokens; the CheckoutPayment shape for publishable keys.',
+});
+
+const isPublishable = (principal: Principal) => principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE';
+
+/**
+ * One answer for every payment_method_id a payment may not use (unknown, another account's, another
+ * customer's, another payment's single-use card, deleted, used up), so that it never tells which.
+ */
+const unusablePaymentMethod = (path = 'body/payment_method_id') =>
+  ApiError.validation([{ path, message: 'is not a payment method this payment can use' }]);
 
 const CardBody = Obj({
   type: Type.Literal('CARD'),
@@ -210,7 +244,7 @@ export const paymentRoutes = [
       installments: Type.Optional(Installments),
       routing: Type.Optional(Routing),
     }),
-    response: PaymentSchema,
+    response: PaymentOrCheckout,
     async handler({ params, body, access, deps, ctx, principal }) {
       if (!!body.payment_method_id === !!body.payment_method) {
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
@@ -220,34 +254,54 @@ export const paymentRoutes = [
         throw new ApiError('invalid_state', `A ${payment.status} payment cannot be confirmed.`, { status: payment.status });
       }
       let paymentMethodId = body.payment_method_id;
+      let vaulted: string | undefined;
       if (paymentMethodId) {
-        const pm = await deps.db(envTable(env, 'payment_methods')).where({ id: paymentMethodId, account_id: payment.account_id, deleted: false }).first('id');
-        if (!pm) throw ApiError.validation([{ path: 'body/payment_method_id', message: 'no such payment method in this account' }]);
+        // A saved card of this payment's customer, or a single-use card bound to this payment: any key.
+        const usable = await findUsableCard(deps.db, env, {
+          paymentMethodId, accountId: payment.account_id, paymentId: payment.id, customerId: payment.customer_id,
+        });
+        if (!usable) throw unusablePaymentMethod();
       } else {
         // A raw card is vaulted first; only its pm_ id travels on into the workflow.
         const checked = validateCard(body.payment_method!.card);
         if ('problems' in checked) {
           throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
         }
-        const saved = body.save_payment_method && payment.customer_id ? payment.customer_id : null;
+        // Saved to the payment's customer (reusable by that customer) only when asked; otherwise bound
+        // to this payment alone, and its number erased once the payment no longer needs it.
+        const saveTo = body.save_payment_method && payment.customer_id ? payment.customer_id as string : null;
         const row = await insertCard(deps.db, deps.vault, env, {
-          accountId: payment.account_id, customerId: saved, card: checked.card, holderName: body.payment_method!.card.holder_name,
+          accountId: payment.account_id, customerId: saveTo, paymentId: saveTo ? null : payment.id,
+          card: checked.card, holderName: body.payment_method!.card.holder_name,
         });
         paymentMethodId = row.id as string;
+        if (!saveTo) vaulted = paymentMethodId;
       }
-      const result = await sendUpdate(deps, env, payment.id, (handle) => {
-        const update = handle.executeUpdate(paymentUpdates.confirm, {
-          args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal) }],
+      let result: CommandResult;
+      try {
+        result = await sendUpdate(deps, env, payment.id, (handle) => {
+          const update = handle.executeUpdate(paymentUpdates.confirm, {
+            args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal) }],
+          });
+          // Answer when the walk ends, or after 10 s with PROCESSING: the update goes on in the workflow, and
+          // webhooks and GET tell the rest. A late failure of the abandoned call has nobody left to tell.
+          update.catch(() => {});
+          return Promise.race([update, delay(CONFIRM_WAIT_MS).then((): CommandResult => ({ status: 'PROCESSING', outcome: 'processing' }))]);
         });
-        // Answer when the walk ends, or after 10 s with PROCESSING: the update goes on in the workflow, and
-        // webhooks and GET tell the rest. A late failure of the abandoned call has nobody left to tell.
-        update.catch(() => {});
-        return Promise.race([update, delay(CONFIRM_WAIT_MS).then((): CommandResult => ({ status: 'PROCESSING', outcome: 'processing' }))]);
-      });
+      } catch (err) {
+        // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.
+        if (vaulted && err instanceof ApiError && err.reason === 'invalid_state') await eraseSingleUseCards(deps.db, env, payment.id, vaulted);
+        throw err;
+      }
       if (result.outcome === 'no_eligible_provider') {
+        const row = await loadPayment(deps, env, payment.id);
+        // The card was deleted or used up between the check above and the plan.
+        if (row?.last_error?.code === 'payment_method_unavailable') throw unusablePaymentMethod(body.payment_method_id ? 'body/payment_method_id' : 'body/payment_method');
         throw new ApiError('no_eligible_provider', undefined, { status: 'FAILED', payment_id: payment.id });
       }
-      const data = await respondWithPayment(deps, env, payment.id, { include_charges: true });
+      const data = isPublishable(principal)
+        ? await presentCheckoutPayment(deps.db, env, await loadPayment(deps, env, payment.id))
+        : await respondWithPayment(deps, env, payment.id, { include_charges: true });
       return { data, message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment confirmed' };
     },
   }),
@@ -326,14 +380,20 @@ export const paymentRoutes = [
     method: 'get',
     path: '/payments/:id',
     tag: 'Payments',
-    summary: 'Get one payment, with a link to its workflow in the Temporal UI',
+    summary: 'Get one payment, with a link to its workflow in the Temporal UI (publishable keys: the checkout view only)',
     permission: 'payment:read',
     publishable: true,
     message: 'Payment retrieved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     query: Obj({ account_id: Type.Optional(Id('acct')), ...Includes }),
-    response: PaymentSchema,
-    async handler({ params, query, access, deps }) {
+    response: PaymentOrCheckout,
+    async handler({ params, query, access, deps, principal }) {
+      if (isPublishable(principal)) {
+        const flags = Object.keys(query).filter((k) => k.startsWith('include_'));
+        if (flags.length) throw new ApiError('publishable_key_not_allowed', `A publishable key cannot use ${flags.join(', ')}.`, { fields: flags.map((f) => `query/${f}`) });
+        const { row, env } = await findPayment(deps, access, params.id, query.account_id);
+        return { data: await presentCheckoutPayment(deps.db, env, row) };
+      }
       const { row, env } = await findPayment(deps, access, params.id, query.account_id);
       const [payment] = await presentPayments(deps.db, env, [row], query);
       return { data: { ...payment, temporal: temporalLink(deps, row.id) } };

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { envTable, Environment } from '../environments';
-import { serializeCustomer, serializeEvent, serializePayment } from '../serialize';
+import { serializeCheckoutPayment, serializeCustomer, serializeEvent, serializePayment } from '../serialize';
 import { groupBy } from './routing';
 import { addressesByCustomer } from './customers';
 
@@ -40,4 +40,12 @@ export async function presentPayments(db: Knex, env: Environment, rows: any[], f
         : null }
       : {}),
   }));
+}
+
+/** A payment as a publishable key sees it, with its card's network and last4 (see serializeCheckoutPayment). */
+export async function presentCheckoutPayment(db: Knex, env: Environment, row: any): Promise<Record<string, unknown>> {
+  const card = row.payment_method_id
+    ? await db(envTable(env, 'payment_methods')).where({ id: row.payment_method_id, account_id: row.account_id }).first('card_network', 'card_last4')
+    : undefined;
+  return serializeCheckoutPayment(row, card ?? null);
 }
