@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { bearer, Merchant, signSystemToken, signToken, TestStack, unique } from './stack';
+import { bearer, Merchant, signSystemToken, TestStack, unique } from './stack';
 
 /** A token for the system actor (the only caller that may register payment providers). */
 export function systemToken(): string {
