@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import ms from 'ms';
-import { randomSecret, secretProblem } from './secrets';
+import { isPlaceholder, randomSecret, secretProblem } from './secrets';
 
 /** The repository root, found from this file whether it runs from source or from dist/. */
 export const ROOT_DIR = (() => {
@@ -129,7 +129,7 @@ function productionSecretProblems(env: NodeJS.ProcessEnv): string[] {
       return '';
     }
   })();
-  if (/change[_-]?me/i.test(databasePassword)) problems.push('DATABASE_URL carries the .env.example placeholder password (POSTGRES_PASSWORD)');
+  if (isPlaceholder(databasePassword)) problems.push('DATABASE_URL carries the .env.example placeholder password (POSTGRES_PASSWORD)');
   return problems;
 }
 

@@ -56,8 +56,10 @@ export function isRepetitive(symbols: ArrayLike<string | number>): boolean {
   return n - border[n - 1] <= n / 2;
 }
 
-/** What the placeholders of `.env.example` contain. */
-const PLACEHOLDER = /change[_-]?me/i;
+/** True for a value holding what the placeholders of `.env.example` contain (`CHANGE_ME`, any case, `changeme`, `change-me`). */
+export function isPlaceholder(value: string): boolean {
+  return /change[_-]?me/i.test(value);
+}
 export const MIN_SECRET_CHARS = 32;
 export const MIN_SECRET_BITS = 128;
 
@@ -69,7 +71,7 @@ export const MIN_SECRET_BITS = 128;
  * variable and never carry the value.
  */
 export function secretProblem(name: string, value: string, kind: 'string' | 'key32'): string | null {
-  if (PLACEHOLDER.test(value)) return `${name} is still the .env.example placeholder`;
+  if (isPlaceholder(value)) return `${name} is still the .env.example placeholder`;
   let symbols: ArrayLike<string | number>;
   if (kind === 'key32') {
     const bytes = Buffer.from(value, 'base64');
