@@ -2,7 +2,7 @@ import supertest from 'supertest';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalTemporal, startLocalTemporal } from '../../lib/temporal';
-import { bearer, startStack, TEST_JWT_SECRET, TestStack } from '../support/stack';
+import { bearer, startStack, TEST_JWT_SECRET, TEST_SYSTEM_JWT_SECRET, TestStack } from '../support/stack';
 import { card, CARDS, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 import { enabledEndpoint, Receiver } from '../webhooks/support';
@@ -61,6 +61,7 @@ describe('secrets hygiene', () => {
     const m = fx.merchant;
     const secrets: Record<string, string> = {
       'JWT secret': TEST_JWT_SECRET,
+      'system JWT secret': TEST_SYSTEM_JWT_SECRET,
       VAULT_KEY: stack.config.vaultKey,
       API_KEY_PEPPER: stack.config.apiKeyPepper,
       'provider credential (primary)': 'sim_primary_key_0001',
