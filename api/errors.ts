@@ -24,7 +24,6 @@ export const ERRORS = {
   // 404
   not_found: { status: 404, message: 'No such resource.' },
   route_not_found: { status: 404, message: 'No such endpoint.' },
-  account_mismatch: { status: 404, message: 'No such resource in that account.' },
   // 405
   method_not_allowed: { status: 405, message: 'The endpoint does not accept that method.' },
   // 409

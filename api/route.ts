@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import type { ApiDeps } from './deps';
 import { ApiError } from './errors';
 import type { Principal } from './auth/authenticate';
@@ -8,7 +9,7 @@ import { Access } from './auth/access';
 import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
 import { idempotency, idempotencyKeyOf } from './middleware/idempotency';
-import { looksLikeId } from '../lib/ids';
+import { Id, Obj } from './schemas';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Empty = TObject<Record<string, never>>;
@@ -39,7 +40,9 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObje
   summary: string;
   /**
    * The permission this route needs on its account, enforced by `access.forAccount/forResource`, or
-   * null for routes that are not about one account (the account list, the provider catalogue).
+   * null for routes that are not about one account (the account list, account creation, registering a
+   * provider). A route with a permission is account-scoped: the route layer adds `account_id` to its
+   * query (never declare it in `query`) and hands the named account to `access`.
    */
   permission: Permission | null;
   /** Publishable keys may call this route (GET payment, confirm). */
@@ -63,15 +66,36 @@ export interface Route extends RouteSpec<any, any, any> {
   validate: { params?: Validator<unknown>; query?: Validator<unknown>; body?: Validator<unknown> };
 }
 
+/** The query parameter every account-scoped route takes; the same schema reads it before validation. */
+const ACCOUNT_ID = Object.assign(Id('acct'), {
+  description: 'The account acted on. With a user token: required on lists and creates; a resource by id must '
+    + 'belong to it (else 404). With an API key: optional, and only the key\'s own account.',
+});
+
+/** Routes that act on one account: those with a permission, since a permission is held on an account. */
+export function isAccountScoped(route: { permission: Permission | null }): boolean {
+  return route.permission !== null;
+}
+
+/** An account-scoped route's query: its own parameters plus `account_id`, still closed. */
+function accountScopedQuery(spec: RouteSpec<any, any, any>): TObject {
+  if (spec.query?.properties.account_id) {
+    throw new Error(`${spec.method.toUpperCase()} ${spec.path}: account_id is added by the route layer; do not declare it`);
+  }
+  return Obj({ account_id: Type.Optional(ACCOUNT_ID), ...spec.query?.properties });
+}
+
 /** Declares a route once: its validation, its permission, its envelope and its OpenAPI entry. */
 export function defineRoute<P extends TObject = Empty, Q extends TObject = Empty, B extends TObject = Empty>(
   spec: RouteSpec<P, Q, B>,
 ): Route {
+  const query = isAccountScoped(spec) ? accountScopedQuery(spec) : spec.query;
   return {
     ...(spec as RouteSpec<any, any, any>),
+    query,
     validate: {
       params: spec.params && paramsValidator(spec.params),
-      query: spec.query && queryValidator(spec.query),
+      query: query && queryValidator(query),
       body: spec.body && bodyValidator(spec.body),
     },
   };
@@ -97,15 +121,21 @@ export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
     if (route.userOnly && principal.kind !== 'user') {
       throw new ApiError('insufficient_permissions', 'This needs a user token, not an API key.', { required: 'user_token' });
     }
-    const access = new Access(deps.db, principal, route.permission, deps.accountCache);
-    if (idempotencyKeyOf(ctx)) await access.admit(namedAccountId(route, ctx));
+    const access = new Access(deps.db, principal, route.permission, deps.accountCache, namedAccountId(route, ctx));
+    if (idempotencyKeyOf(ctx)) await access.admit();
     await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps));
   };
 }
 
 async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, access: Access, deps: ApiDeps): Promise<void> {
   const params = route.validate.params ? route.validate.params({ ...ctx.params }) : {};
-  const query = route.validate.query ? route.validate.query({ ...ctx.query }) : rejectQuery(ctx);
+  const validated = route.validate.query ? route.validate.query({ ...ctx.query }) : rejectQuery(ctx);
+  // The named account is checked here for every account-scoped route, before the body and the handler:
+  // naming an account the caller cannot act for is 403 whatever the rest of the request says. Handlers
+  // get the account through `access` only, so account_id is not in their query.
+  await access.namedAccount();
+  const query: Record<string, unknown> = { ...(validated as object) };
+  delete query.account_id;
   const hasBody = route.method !== 'get' && route.method !== 'delete';
   const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
 
@@ -124,11 +154,12 @@ async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, 
 
 /**
  * The `account_id` a request names, read before validation (which runs under the Idempotency-Key, so
- * that a retried bad request gets the same 400): only on routes that take one, only if well-formed.
+ * that a retried bad request gets the same 400): only on account-scoped routes, only if it passes the
+ * very schema validation applies (a malformed one is then that 400).
  */
 function namedAccountId(route: Route, ctx: Koa.Context): string | undefined {
   const value = ctx.query.account_id;
-  return route.query?.properties.account_id && typeof value === 'string' && looksLikeId(value, 'acct') ? value : undefined;
+  return isAccountScoped(route) && typeof value === 'string' && Value.Check(ACCOUNT_ID, value) ? value : undefined;
 }
 
 function rejectQuery(ctx: Koa.Context): Record<string, never> {

@@ -26,34 +26,62 @@ export interface AccountScope {
 const SYSTEM_PERMISSIONS: ReadonlySet<string> = new Set(ALL_PERMISSIONS);
 
 /**
- * Resolves and checks the account a request acts on. `forAccount` is for an account the caller names
- * (query `account_id`): no access is 403. `forResource` is for the owner of a resource found by id: no
- * access is 404, so that ids of other tenants are never confirmed.
+ * Resolves and checks the account a request acts on. The account a request names (query `account_id`,
+ * read by the route layer) is given to the constructor and used everywhere here, so handlers never pass
+ * it: `forAccount()` acts on it (lists and creates); `forResource(owner)` checks the owner of a resource
+ * found by id, and answers 404 when it is not the named account, so ids of other tenants (or of another
+ * of the caller's accounts) are never confirmed. Naming an account the credential cannot act for is 403
+ * `account_access_denied`, wherever it happens.
  */
 export class Access {
+  /** Scopes loaded for this request, by account id: each account is loaded and checked once. */
+  private readonly scopes = new Map<string, Promise<AccountScope | undefined>>();
+
   constructor(
     private readonly db: Db,
     readonly principal: Principal,
     private readonly permission: Permission | null,
     /** Account rows by id, for a few seconds: they hardly change and every request needs one. */
     private readonly accounts?: LRUCache<string, AccountRow>,
+    /** The account the request names (a well-formed `account_id`), if any. */
+    readonly namedAccountId?: string,
   ) {}
 
-  async forAccount(accountId: string | undefined): Promise<AccountScope> {
+  /**
+   * The named account, if the caller may act for it (without the route's permission check); 403
+   * `account_access_denied` if not. The route layer calls it for every account-scoped request, so the
+   * answer does not depend on what the handler finds first.
+   */
+  async namedAccount(): Promise<AccountScope | undefined> {
+    const id = this.namedAccountId;
+    if (!id) return undefined;
     const p = this.principal;
-    if (p.kind === 'api_key' && accountId && accountId !== p.accountId) throw new ApiError('account_access_denied');
-    if (p.kind === 'user' && !accountId) {
+    if (p.kind === 'api_key' && id !== p.accountId) throw new ApiError('account_access_denied');
+    const scope = await this.scope(id);
+    if (!scope) throw new ApiError('account_access_denied');
+    return scope;
+  }
+
+  /** The account a list or a create acts on: the named one, else an API key's own; a user must name one. */
+  async forAccount(): Promise<AccountScope> {
+    const p = this.principal;
+    const named = await this.namedAccount();
+    if (named) return this.check(named);
+    if (p.kind === 'user') {
       throw ApiError.validation([{ path: 'query/account_id', message: 'is required when authenticating with a token' }]);
     }
-    const scope = await this.load(accountId ?? (p as { accountId: string }).accountId);
+    const scope = await this.scope(p.accountId);
     if (!scope) throw new ApiError('account_access_denied');
     return this.check(scope);
   }
 
+  /** The owner of a resource found by id: 404 if the caller cannot see it or named another account. */
   async forResource(accountId: string, what = 'resource'): Promise<AccountScope> {
     const p = this.principal;
+    const named = await this.namedAccount();
+    if (named && named.account.id !== accountId) throw ApiError.notFound(what);
     if (p.kind === 'api_key' && accountId !== p.accountId) throw ApiError.notFound(what);
-    const scope = await this.load(accountId);
+    const scope = named ?? await this.scope(accountId);
     if (!scope) throw ApiError.notFound(what);
     return this.check(scope);
   }
@@ -64,18 +92,17 @@ export class Access {
    * account); a user: on the account named, else on any account they are a member of; the system actor:
    * always. The handler's `forAccount/forResource` then checks the account the request really acts on.
    */
-  async admit(accountId: string | undefined): Promise<void> {
+  async admit(): Promise<void> {
     const p = this.principal;
     if (p.kind === 'api_key') {
-      if (accountId && accountId !== p.accountId) throw new ApiError('account_access_denied');
+      await this.namedAccount();
       this.check({ permissions: p.permissions });
       return;
     }
     if (!this.permission || p.actorType === 'system') return;
-    if (accountId) {
-      const scope = await this.load(accountId);
-      if (!scope) throw new ApiError('account_access_denied');
-      this.check(scope);
+    const named = await this.namedAccount();
+    if (named) {
+      this.check(named);
       return;
     }
     const roles = (await this.db('core.account_memberships as m')
@@ -102,6 +129,15 @@ export class Access {
   private check<S extends Pick<AccountScope, 'permissions'>>(scope: S): S {
     if (this.permission && !scope.permissions.has(this.permission)) {
       throw new ApiError('insufficient_permissions', `This needs the ${this.permission} permission.`, { required: this.permission });
+    }
+    return scope;
+  }
+
+  private scope(accountId: string): Promise<AccountScope | undefined> {
+    let scope = this.scopes.get(accountId);
+    if (!scope) {
+      scope = this.load(accountId);
+      this.scopes.set(accountId, scope);
     }
     return scope;
   }

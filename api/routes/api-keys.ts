@@ -12,7 +12,7 @@ import type { Access } from '../auth/access';
 import { fromPermissionMap, PermissionMap, toPermissionMap, ungrantable, unknownPermissions } from '../auth/permissions';
 import { ApiError, FieldError } from '../errors';
 import { defineRoute } from '../route';
-import { Id, Metadata, Obj, Resource } from '../schemas';
+import { Metadata, Obj, Resource } from '../schemas';
 
 const S = Type.String();
 const NS = Type.Union([S, Type.Null()]);
@@ -64,7 +64,6 @@ export const apiKeyRoutes = [
     permission: 'account:api:key:create',
     status: 201,
     message: 'API key created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({
       name: Type.String({ minLength: 1, maxLength: 200 }),
       type: Type.Optional(Type.Union([Type.Literal('SECRET'), Type.Literal('PUBLISHABLE')], { default: 'SECRET' })),
@@ -76,8 +75,8 @@ export const apiKeyRoutes = [
       expires_at: Type.Optional(Type.String({ format: 'date-time' })),
     }),
     response: ApiKeySchema,
-    async handler({ query, body, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+    async handler({ body, access, deps }) {
+      const scope = await access.forAccount();
       const type = body.type ?? 'SECRET';
       const fields: FieldError[] = [];
 
@@ -117,10 +116,9 @@ export const apiKeyRoutes = [
     summary: 'List the account\'s keys (values are never shown again, only redacted)',
     permission: 'account:api:key:read',
     message: 'API keys retrieved',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     response: Type.Array(ApiKeySchema),
-    async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+    async handler({ access, deps }) {
+      const scope = await access.forAccount();
       const rows = await deps.db('core.api_keys').where({ account_id: scope.account.id, deleted: false })
         .orderBy('created_at', 'desc').orderBy('id', 'desc');
       return { data: rows.map((r) => serializeApiKey(r)) };

@@ -13,7 +13,7 @@ import type { Access, AccountScope } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
-import { Country, Id, Metadata, Obj, Pagination, Resource } from '../schemas';
+import { Country, Metadata, Obj, Pagination, Resource } from '../schemas';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -111,11 +111,10 @@ export const customerRoutes = [
     permission: 'customer:write',
     status: 201,
     message: 'Customer created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({ ...CustomerFields, addresses: Type.Optional(Type.Array(AddressInput, { maxItems: 10 })) }),
     response: CustomerSchema,
-    async handler({ query, body, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+    async handler({ body, access, deps }) {
+      const scope = await access.forAccount();
       const { addresses, ...fields } = body;
       const customer = await createCustomer(deps.db, scope.environment, scope.account.id, fields, addresses);
       return { data: await customerResponse(deps.db, scope.environment, customer) };
@@ -130,10 +129,10 @@ export const customerRoutes = [
     permission: 'customer:read',
     envelope: 'paginated',
     message: 'Customers retrieved',
-    query: Obj({ account_id: Type.Optional(Id('acct')), ...Pagination }),
+    query: Obj(Pagination),
     response: Type.Array(CustomerSchema),
     async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const { page = 1, limit = 10 } = query;
       const table = envTable(scope.environment, 'customers');
       const where = { account_id: scope.account.id, deleted: false };

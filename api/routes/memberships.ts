@@ -3,7 +3,7 @@ import { serializeMembership } from '../../db/serialize';
 import { looksLikeId, newId } from '../../lib/ids';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
-import { Id, Obj, Resource } from '../schemas';
+import { Obj, Resource } from '../schemas';
 
 const S = Type.String();
 const TS = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -24,11 +24,10 @@ export const membershipRoutes = [
     permission: 'account:membership:create',
     status: 201,
     message: 'Account membership created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({ user_id: Type.String({ minLength: 1, maxLength: 100 }), role: Role }),
     response: MembershipSchema,
-    async handler({ query, body, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+    async handler({ body, access, deps }) {
+      const scope = await access.forAccount();
       try {
         const row = await deps.db.transaction(async (trx) => {
           // Users come into being on first sight (DESIGN §3); one invited before signing in is one too.
@@ -55,10 +54,9 @@ export const membershipRoutes = [
     summary: 'List the account\'s memberships, newest first',
     permission: 'account:membership:read',
     message: 'Account memberships retrieved',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     response: Type.Array(MembershipSchema),
-    async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+    async handler({ access, deps }) {
+      const scope = await access.forAccount();
       const rows = await deps.db('core.account_memberships').where({ account_id: scope.account.id })
         .orderBy('created_at', 'desc').orderBy('id', 'desc');
       return { data: rows.map(serializeMembership) };

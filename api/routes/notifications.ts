@@ -7,7 +7,7 @@ import type { Access } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
-import { Id, Obj, Pagination, Resource } from '../schemas';
+import { Obj, Pagination, Resource } from '../schemas';
 
 const S = Type.String();
 const NS = Type.Union([S, Type.Null()]);
@@ -60,10 +60,10 @@ export const notificationRoutes = [
     permission: 'notification:read',
     envelope: 'paginated',
     message: 'Notifications retrieved',
-    query: Obj({ account_id: Type.Optional(Id('acct')), archived: Type.Optional(Type.Boolean()), ...Pagination }),
+    query: Obj({ archived: Type.Optional(Type.Boolean()), ...Pagination }),
     response: Type.Array(NotificationSchema),
     async handler({ query, principal, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const { page = 1, limit = 10 } = query;
       const base = () => {
         const q = deps.db('core.notifications').where({ account_id: scope.account.id }).modify(visibleTo(principal));

@@ -7,7 +7,7 @@ import { serializePaymentProvider } from '../../db/serialize';
 import { compileCredentialsSchema } from '../../lib/credentials-schema';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
-import { Country, FreeForm, Id, Obj } from '../schemas';
+import { Country, FreeForm, Obj } from '../schemas';
 import { PaymentProviderSchema } from './routing-schemas';
 
 const UpperToken = (maxLength: number, description: string) => Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', maxLength, description });
@@ -126,17 +126,16 @@ export const paymentProviderRoutes = [
     permission: 'routing:read',
     message: 'Payment providers retrieved',
     query: Obj({
-      account_id: Type.Optional(Id('acct')),
       sandbox_mode: Type.Optional(Type.Boolean({ description: 'system actor only, without account_id: which environment to list' })),
     }),
     response: Type.Array(PaymentProviderSchema),
     async handler({ query, principal, access, deps }) {
       let env: Environment;
-      if (isSystemActor(principal) && !query.account_id) {
+      if (isSystemActor(principal) && !access.namedAccountId) {
         env = query.sandbox_mode ? 'sandbox' : 'production';
       } else {
         // The environment is the account's (named, or the key's own): a caller cannot pick another one.
-        const scope = await access.forAccount(query.account_id);
+        const scope = await access.forAccount();
         env = scope.environment;
         if (query.sandbox_mode !== undefined && query.sandbox_mode !== (env === 'sandbox')) {
           throw ApiError.validation([{ path: 'query/sandbox_mode', message: `contradicts the account's environment (${env})` }]);

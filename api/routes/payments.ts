@@ -136,10 +136,8 @@ async function sendUpdate(deps: ApiDeps, env: Environment, paymentId: string, ru
   }
 }
 
-async function findPayment(deps: ApiDeps, access: Parameters<typeof findVisibleRow>[1], id: string, accountId?: string) {
-  const found = await findVisibleRow(deps.db, access, 'payments', id, 'payment');
-  if (accountId && found.row.account_id !== accountId) throw new ApiError('account_mismatch', 'No such payment in that account.');
-  return found;
+async function findPayment(deps: ApiDeps, access: Parameters<typeof findVisibleRow>[1], id: string) {
+  return findVisibleRow(deps.db, access, 'payments', id, 'payment');
 }
 
 export const paymentRoutes = [
@@ -151,7 +149,6 @@ export const paymentRoutes = [
     permission: 'payment:create',
     status: 201,
     message: 'Payment created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({
       amount: Amount,
       currency: Currency,
@@ -170,8 +167,8 @@ export const paymentRoutes = [
       routing: Type.Optional(Routing),
     }),
     response: PaymentSchema,
-    async handler({ query, body, access, deps, ctx, principal }) {
-      const scope: AccountScope = await access.forAccount(query.account_id);
+    async handler({ body, access, deps, ctx, principal }) {
+      const scope: AccountScope = await access.forAccount();
       const env = scope.environment;
       if (body.customer_id && body.customer) {
         throw ApiError.validation([{ path: 'body/customer', message: 'give customer_id or customer, not both' }]);
@@ -355,7 +352,6 @@ export const paymentRoutes = [
     envelope: 'paginated',
     message: 'Payments retrieved',
     query: Obj({
-      account_id: Type.Optional(Id('acct')),
       ...Pagination,
       ...Includes,
       status: Type.Optional(PaymentStatusSchema),
@@ -363,7 +359,7 @@ export const paymentRoutes = [
     }),
     response: Type.Array(PaymentSchema),
     async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const env = scope.environment;
       const page = query.page ?? 1;
       const limit = query.limit ?? 10;
@@ -385,16 +381,16 @@ export const paymentRoutes = [
     publishable: true,
     message: 'Payment retrieved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-    query: Obj({ account_id: Type.Optional(Id('acct')), ...Includes }),
+    query: Obj(Includes),
     response: PaymentOrCheckout,
     async handler({ params, query, access, deps, principal }) {
       if (isPublishable(principal)) {
         const flags = Object.keys(query).filter((k) => k.startsWith('include_'));
         if (flags.length) throw new ApiError('publishable_key_not_allowed', `A publishable key cannot use ${flags.join(', ')}.`, { fields: flags.map((f) => `query/${f}`) });
-        const { row, env } = await findPayment(deps, access, params.id, query.account_id);
+        const { row, env } = await findPayment(deps, access, params.id);
         return { data: await presentCheckoutPayment(deps.db, env, row) };
       }
-      const { row, env } = await findPayment(deps, access, params.id, query.account_id);
+      const { row, env } = await findPayment(deps, access, params.id);
       const [payment] = await presentPayments(deps.db, env, [row], query);
       return { data: { ...payment, temporal: temporalLink(deps, row.id) } };
     },
@@ -409,14 +405,13 @@ export const paymentRoutes = [
     envelope: 'paginated',
     message: 'Events retrieved',
     query: Obj({
-      account_id: Type.Optional(Id('acct')),
       ...Pagination,
       payment_id: Type.Optional(Id('pay')),
       type: Type.Optional(Type.String({ pattern: '^[a-z_]+\\.[a-z_.]+$', maxLength: 100 })),
     }),
     response: Type.Array(Type.Object({ object: Type.Literal('event') }, { additionalProperties: true })),
     async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const page = query.page ?? 1;
       const limit = query.limit ?? 10;
       const base = deps.db(envTable(scope.environment, 'events')).where({ account_id: scope.account.id });

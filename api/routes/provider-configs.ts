@@ -11,7 +11,7 @@ import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
-import { Currency, FreeForm, Id, Obj } from '../schemas';
+import { Currency, FreeForm, Obj } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
 import { DeletedSchema, ProviderConfigFeeSchema, ProviderConfigSchema, RoutingRuleSchema } from './routing-schemas';
 
@@ -78,7 +78,6 @@ export const providerConfigRoutes = [
     permission: 'routing:write',
     status: 201,
     message: 'Payment provider config created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({
       payment_provider_id: Type.String({ minLength: 1, maxLength: 100 }),
       name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -86,8 +85,8 @@ export const providerConfigRoutes = [
       merchant_capabilities: Type.Optional(FreeForm),
     }),
     response: ProviderConfigSchema,
-    async handler({ query, body, access, deps }) {
-      const { account, environment: env } = await access.forAccount(query.account_id);
+    async handler({ body, access, deps }) {
+      const { account, environment: env } = await access.forAccount();
       await checkCredentials(deps.db, env, body.payment_provider_id, body.credentials);
       const [row] = await deps.db(envTable(env, 'payment_provider_configs'))
         .insert({
@@ -110,10 +109,9 @@ export const providerConfigRoutes = [
     summary: 'List the account\'s provider configs (not deleted), with fees and routing rules',
     permission: 'routing:read',
     message: 'Payment provider configs retrieved',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     response: Type.Array(ProviderConfigSchema),
-    async handler({ query, access, deps }) {
-      const { account, environment: env } = await access.forAccount(query.account_id);
+    async handler({ access, deps }) {
+      const { account, environment: env } = await access.forAccount();
       const rows = await deps.db(envTable(env, 'payment_provider_configs'))
         .where({ account_id: account.id, deleted: false })
         .orderBy('created_at', 'desc').orderBy('id', 'desc');

@@ -59,7 +59,6 @@ export const refundRoutes = [
     permission: 'refund:create',
     status: 201,
     message: 'Refund created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({
       payment_id: Type.Optional(Id('pay')),
       charge_id: Type.Optional(Id('ch')),
@@ -69,7 +68,7 @@ export const refundRoutes = [
       metadata: Type.Optional(Metadata),
     }),
     response: RefundSchema,
-    async handler({ query, body, access, deps, ctx, principal }) {
+    async handler({ body, access, deps, ctx, principal }) {
       if (!!body.payment_id === !!body.charge_id) {
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_id and charge_id' }]);
       }
@@ -79,7 +78,7 @@ export const refundRoutes = [
       if (body.reason_other !== undefined && body.reason !== 'OTHER') {
         throw ApiError.validation([{ path: 'body/reason_other', message: 'is only allowed with reason OTHER' }]);
       }
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const env = scope.environment;
       const refundId = await reserveResourceId(ctx, newId('re'));
       const refunds = () => deps.db(envTable(env, 'refunds'));
@@ -151,7 +150,6 @@ export const refundRoutes = [
     envelope: 'paginated',
     message: 'Refunds retrieved',
     query: Obj({
-      account_id: Type.Optional(Id('acct')),
       ...Pagination,
       payment_id: Type.Optional(Id('pay')),
       charge_id: Type.Optional(Id('ch')),
@@ -159,7 +157,7 @@ export const refundRoutes = [
     }),
     response: Type.Array(RefundSchema),
     async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const page = query.page ?? 1;
       const limit = query.limit ?? 10;
       const base = deps.db(envTable(scope.environment, 'refunds')).where({ account_id: scope.account.id });
@@ -180,11 +178,9 @@ export const refundRoutes = [
     permission: 'refund:read',
     message: 'Refund retrieved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     response: RefundSchema,
-    async handler({ params, query, access, deps }) {
+    async handler({ params, access, deps }) {
       const { row } = await findVisibleRow(deps.db, access, 'refunds', params.id, 'refund');
-      if (query.account_id && row.account_id !== query.account_id) throw new ApiError('account_mismatch', 'No such refund in that account.');
       return { data: serializeRefund(row) };
     },
   }),

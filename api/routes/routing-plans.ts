@@ -4,7 +4,7 @@ import type { Db } from '../../db/knex';
 import { groupBy } from '../../db/repositories/routing';
 import { iso, serializeRoutingPlan } from '../../db/serialize';
 import { defineRoute } from '../route';
-import { Id, Obj } from '../schemas';
+import { Obj } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
 import { RoutingPlanSchema } from './routing-schemas';
 
@@ -71,7 +71,6 @@ export const routingPlanRoutes = [
     permission: 'routing:read',
     message: 'Routing plans retrieved',
     query: Obj({
-      account_id: Type.Optional(Id('acct')),
       payment_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only the plans of this payment' })),
       ...Includes,
       page: Type.Optional(Type.Integer({ minimum: 1, description: 'with limit: that page; without either, the full list' })),
@@ -79,7 +78,7 @@ export const routingPlanRoutes = [
     }),
     response: Type.Array(RoutingPlanSchema),
     async handler({ query, access, deps }) {
-      const { account, environment: env } = await access.forAccount(query.account_id);
+      const { account, environment: env } = await access.forAccount();
       const q = deps.db(envTable(env, 'routing_plans')).where({ account_id: account.id })
         .orderBy('created_at', 'desc').orderBy('id', 'desc');
       if (query.payment_id) q.where({ payment_id: query.payment_id });

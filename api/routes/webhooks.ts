@@ -152,11 +152,10 @@ export const webhookRoutes = [
     permission: 'webhook:write',
     status: 201,
     message: 'Webhook endpoint created',
-    query: Obj({ account_id: Type.Optional(Id('acct')) }),
     body: Obj({ url: Url, events: Type.Optional(Events), description: Type.Optional(Description), metadata: Type.Optional(Metadata) }),
     response: EndpointSchema,
-    async handler({ query, body, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+    async handler({ body, access, deps }) {
+      const scope = await access.forAccount();
       const events = checkEvents(body.events) ?? ['*'];
       await checkUrl(deps, scope.environment, body.url);
       const secret = generateWebhookSecret();
@@ -178,10 +177,10 @@ export const webhookRoutes = [
     permission: 'webhook:read',
     envelope: 'paginated',
     message: 'Webhook endpoints retrieved',
-    query: Obj({ account_id: Type.Optional(Id('acct')), status: Type.Optional(EndpointStatus), ...Pagination }),
+    query: Obj({ status: Type.Optional(EndpointStatus), ...Pagination }),
     response: Type.Array(EndpointSchema),
     async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const { page = 1, limit = 10 } = query;
       const table = envTable(scope.environment, 'webhook_endpoints');
       const where = { account_id: scope.account.id, deleted: false, ...(query.status ? { status: query.status } : {}) };
@@ -383,12 +382,12 @@ export const webhookRoutes = [
     envelope: 'paginated',
     message: 'Webhook deliveries retrieved',
     query: Obj({
-      account_id: Type.Optional(Id('acct')), endpoint_id: Type.Optional(Id('we')), event_id: Type.Optional(Id('evt')),
+      endpoint_id: Type.Optional(Id('we')), event_id: Type.Optional(Id('evt')),
       status: Type.Optional(DeliveryStatus), ...Pagination,
     }),
     response: Type.Array(DeliverySchema),
     async handler({ query, access, deps }) {
-      const scope = await access.forAccount(query.account_id);
+      const scope = await access.forAccount();
       const { page = 1, limit = 10 } = query;
       const table = envTable(scope.environment, 'webhook_deliveries');
       const where: Record<string, string> = { account_id: scope.account.id };

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Type } from '@sinclair/typebox';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
@@ -113,11 +112,11 @@ describe('authorization', () => {
   });
 });
 
+// account-scoped (it has a permission): the route layer adds account_id and hands it to access.
 const accountScopedRoute = defineRoute({
   method: 'get', path: '/scoped', tag: 'Test', summary: 'test', permission: 'account:read', message: 'ok',
-  query: Obj({ account_id: Type.Optional(Type.String()) }),
-  async handler({ query, access }) {
-    const scope = await access.forAccount(query.account_id);
+  async handler({ access }) {
+    const scope = await access.forAccount();
     return { data: { account_id: scope.account.id, environment: scope.environment } };
   },
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
+import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
 import {
   CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator,
 } from '../support/payments';
@@ -229,12 +229,17 @@ describe('reading', () => {
     expect((await stack.http.get('/v1/payments?page=0').set(bearer(m.secretKey))).status).toBe(400);
   });
 
-  it('answers 404 account_mismatch when account_id is not the payment\'s, and 404 across tenants', async () => {
+  it('answers 404 when account_id names another of the caller\'s accounts, 403 for an account not theirs, and 404 across tenants', async () => {
     const created = await createPayment(stack, f.merchant);
     const other = (await paymentsFixture(stack)).merchant;
-    const mismatch = await stack.http.get(`/v1/payments/${created.body.data.id}?account_id=${other.account.id}`).set(bearer(f.merchant.token));
+    // The same user owns this sandbox account: the payment is not in it, so it does not exist there.
+    const sandbox = await createMerchant(stack, { sandboxOf: f.merchant });
+    const mismatch = await stack.http.get(`/v1/payments/${created.body.data.id}?account_id=${sandbox.account.id}`).set(bearer(f.merchant.token));
     expect(mismatch.status).toBe(404);
-    expect(mismatch.body.error.details.reason).toBe('account_mismatch');
+    expect(mismatch.body.error.details.reason).toBe('not_found');
+    const notTheirs = await stack.http.get(`/v1/payments/${created.body.data.id}?account_id=${other.account.id}`).set(bearer(f.merchant.token));
+    expect(notTheirs.status).toBe(403);
+    expect(notTheirs.body.error.details.reason).toBe('account_access_denied');
     const foreign = await stack.http.get(`/v1/payments/${created.body.data.id}`).set(bearer(other.secretKey));
     expect(foreign.status).toBe(404);
   });
