@@ -22,7 +22,7 @@ export interface EventRecord {
   traceId?: string;
 }
 
-/** Appends event records (spec `event` resource, version 1) to an environment's timeline. */
+/** Appends event records (the `event` resource, version 1; docs/webhooks.md#events) to an environment's timeline. */
 export async function appendEvents(db: Knex, env: Environment, events: EventRecord[]): Promise<string[]> {
   if (!events.length) return [];
   const rows = events.map((e) => ({

@@ -23,7 +23,7 @@ import {
 } from '../workflows/webhook-shared';
 import type { ActivityDeps } from './index';
 
-/** DESIGN §6 limits. */
+/** Delivery limits (docs/webhooks.md#delivery-and-retries). */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 export const PAYLOAD_LIMIT = 256 * 1024;
@@ -112,7 +112,7 @@ function liveSecrets(vault: Vault, endpoint: any, now: Date): string[] {
 }
 
 /**
- * The webhook body of an event (DESIGN §6): the resource is the payment when the event has one (as
+ * The webhook body of an event (docs/webhooks.md#payload): the resource is the payment when the event has one (as
  * GET /payments/{id} shows it when the event fans out), else the event's own data. Over 256 KB the
  * resource is cut down to its reference and `data.truncated` says so.
  */

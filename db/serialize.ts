@@ -154,7 +154,7 @@ export function serializeNotification(row: any, account?: any) {
 const MASK = '••••';
 /** Strings this long show their last 4 characters; shorter ones show nothing (never more than a third). */
 const MASK_SHOW_LAST4_FROM = 12;
-/** The sandbox simulator's knobs (DESIGN §5): switches and numbers that are not secret, so they stay visible. */
+/** The sandbox simulator's knobs (docs/sandbox-processor.md#the-sandbox-processor-simulator): switches and numbers that are not secret, so they stay visible. */
 const VISIBLE_CREDENTIAL_KEYS = new Set(['simulate']);
 
 /**
@@ -470,7 +470,7 @@ export function serializeWebhookDelivery(row: any, attempts?: any[]) {
 // ---------------------------------------------------------------------------------------------------
 // Events
 
-/** An event record (SPEC `event`): the timeline entry behind a transition and the source of webhooks. */
+/** An event record: the timeline entry behind a transition and the source of webhooks. */
 export function serializeEvent(row: any) {
   return {
     object: 'event',
@@ -502,7 +502,7 @@ export function serializeEvent(row: any) {
 // ---------------------------------------------------------------------------------------------------
 // Refunds
 
-/** A refund (SPEC `refund`), with the payment it belongs to and why it failed, when it did. */
+/** A refund, with the payment it belongs to and why it failed, when it did. */
 export function serializeRefund(row: any) {
   return {
     object: 'refund',

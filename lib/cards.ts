@@ -1,5 +1,5 @@
 /**
- * Pure card rules (DESIGN §4 "Card data"): PAN shape and Luhn, network from the BIN, expiry, CVC length.
+ * Pure card rules (docs/merchant-resources.md#card-vault): PAN shape and Luhn, network from the BIN, expiry, CVC length.
  * Nothing here logs or keeps a number; callers pass the PAN in and get facts about it back.
  */
 

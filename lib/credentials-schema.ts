@@ -1,4 +1,4 @@
-// Provider credentials schemas (DESIGN §10): each payment provider carries a JSON Schema
+// Provider credentials schemas (docs/providers-and-routing.md#payment-providers): each payment provider carries a JSON Schema
 // (`schemas.credentials`) that the credentials of its provider configs are validated against with ajv.
 // The schemas are data from the database, so they are compiled on demand and cached by content.
 

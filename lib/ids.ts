@@ -4,7 +4,7 @@ import { monotonicFactory } from 'ulid';
 // together (the events of one transition) list in that order.
 const ulid = monotonicFactory();
 
-/** Type prefixes of every id Switchboard issues (DESIGN §2). */
+/** Type prefixes of every id Switchboard issues. */
 export const ID_PREFIXES = [
   'ws', 'usr', 'acct', 'mem', 'key', 'ntf', 'cus', 'addr', 'pm', 'pay', 'ch', 'rp', 'evt', 're', 'pp',
   'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set',

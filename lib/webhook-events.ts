@@ -1,5 +1,5 @@
 /**
- * The event names an endpoint can subscribe to (DESIGN §5–6). One naming space for payments, charges,
+ * The event names an endpoint can subscribe to (docs/webhooks.md#events). One naming space for payments, charges,
  * refunds, keys and — reserved for billing, not emitted yet — invoices and subscriptions. An endpoint's
  * `events` filter holds names from here, family wildcards such as `charge.*`, or `*` for everything.
  */

@@ -1,5 +1,5 @@
 /**
- * The webhook retry rules (DESIGN §6), as pure functions. Imported by the delivery workflow, so this
+ * The webhook retry rules (docs/webhooks.md#delivery-and-retries), as pure functions. Imported by the delivery workflow, so this
  * module stays free of Node built-ins, I/O and clocks: callers pass the time and the random source.
  */
 

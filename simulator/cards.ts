@@ -17,7 +17,7 @@ export interface CardInput {
   cvc?: string;
 }
 
-// Scripted outcomes (DESIGN §5 "The sandbox provider"); any other Luhn-valid, unexpired card is approved.
+// Scripted outcomes (docs/sandbox-processor.md#the-sandbox-processor-simulator); any other Luhn-valid, unexpired card is approved.
 const TEST_CARDS: Readonly<Record<string, string>> = {
   '4000000000000002': 'card_declined',
   '4000000000009995': 'insufficient_funds',

@@ -1,4 +1,4 @@
-// The `sandbox` payment processor (DESIGN §5 "The sandbox provider"): a small processor HTTP API with
+// The `sandbox` payment processor (docs/sandbox-processor.md#the-sandbox-processor-simulator): a small processor HTTP API with
 // its own idempotency, scripted test cards and per-request failure knobs, plus an inspection API for tests.
 //
 //   POST /v1/charges                    authorize    { amount, currency, installments?, card }

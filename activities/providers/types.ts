@@ -151,7 +151,7 @@ export interface TxnMappingTemplate {
   capabilities: Record<string, unknown>;
 }
 
-/** A payment_provider_method as created when a provider is registered without methods (DESIGN §10). */
+/** A payment_provider_method as created when a provider is registered without methods (docs/sandbox-processor.md#adapters-activitiesproviders). */
 export interface MethodTemplate {
   name: string;
   category: 'CARD' | (string & {});

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { ENV_SCHEMAS } from '../environments';
 
 /**
- * Webhooks (DESIGN §6), in each environment's schema like every other environment table, so a sandbox
+ * Webhooks (docs/webhooks.md), in each environment's schema like every other environment table, so a sandbox
  * event can only ever meet sandbox endpoints. Endpoint secrets are stored encrypted (vault): signing
  * needs the plaintext, so a hash would not do.
  */

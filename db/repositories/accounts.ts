@@ -46,7 +46,7 @@ export async function createAccount(db: Knex, pepper: string, input: NewAccount)
         type,
         name: type === 'SECRET' ? 'Managed secret key' : 'Managed publishable key',
         managed: true,
-        // A publishable key may only read a payment and confirm it (DESIGN §3).
+        // A publishable key may only read a payment and confirm it (docs/api-conventions.md#authorization).
         permissions: type === 'SECRET' ? input.managedKeyPermissions : { payment: ['read', 'confirm'] },
       }));
     }

@@ -1,4 +1,4 @@
-// The routing plan (DESIGN §5 "Routing plan"): which provider configs a payment may try, in which order.
+// The routing plan (docs/providers-and-routing.md#routing-plan): which provider configs a payment may try, in which order.
 // Pure: the caller loads configs, providers, fees and rules; this decides.
 
 import { Conditions, matchesConditions, PaymentFacts } from './conditions';

@@ -36,7 +36,7 @@ describe('matchesConditions', () => {
     ['metadata', { 'metadata.channel': { eq: 'web' } }, true],
     ['metadata with another value', { 'metadata.channel': { in: ['pos', 'moto'] } }, false],
     ['every field of one object must hold', { currency: { eq: 'USD' }, 'card.network': { eq: 'AMEX' } }, false],
-    ['the spec example', { currency: { in: ['USD', 'EUR'] }, amount: { gte: 1_000, lt: 500_000 }, 'card.network': { eq: 'VISA' } }, true],
+    ['the documented example', { currency: { in: ['USD', 'EUR'] }, amount: { gte: 1_000, lt: 500_000 }, 'card.network': { eq: 'VISA' } }, true],
     ['an empty object matches everything', {}, true],
     ['any: one branch is enough', { any: [{ currency: { eq: 'EUR' } }, { amount: { gt: 1_000 } }] }, true],
     ['any: no branch holds', { any: [{ currency: { eq: 'EUR' } }, { amount: { gt: 10_000 } }] }, false],

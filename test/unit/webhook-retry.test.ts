@@ -14,7 +14,7 @@ describe('webhook retry rules', () => {
 
   it.each(['', '5', 'abc', '5x', '-1s', '1s2s'])('refuses the duration "%s"', (text) => expect(() => parseDuration(text)).toThrow());
 
-  it('has the DESIGN schedule after the immediate first attempt: 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h (≈ 3 days)', () => {
+  it('has the documented schedule after the immediate first attempt: 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h (≈ 3 days)', () => {
     expect(DEFAULT_RETRY_SCHEDULE_MS).toEqual([5 * S, 5 * M, 30 * M, 2 * H, 5 * H, 10 * H, 14 * H, 20 * H, 24 * H]);
     const total = DEFAULT_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0);
     expect(total / H).toBeCloseTo(75.58, 1);

@@ -172,7 +172,7 @@ function outcomeOf(status: number, body: unknown, chargeNow?: unknown): Provider
     // A success we cannot read may still have moved money: reconcile rather than guess.
     return approved ?? { kind: 'unknown', error: `unreadable HTTP ${status} answer` };
   }
-  // DESIGN §5: 5xx cascades. The simulator only answers 5xx for an outage, when nothing was recorded.
+  // A 5xx cascades (docs/sandbox-processor.md#adapters-activitiesproviders). The simulator only answers 5xx for an outage, when nothing was recorded.
   // (A real processor whose 500 can mean "charged" should map it to `unknown` in its own adapter.)
   if (status >= 500) return { kind: 'transport_error', error: `HTTP ${status} ${errorCodeOf(body) ?? ''}`.trim() };
   if (status >= 400) {

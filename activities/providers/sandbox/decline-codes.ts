@@ -1,4 +1,4 @@
-// What each simulator decline code means for the payment (DESIGN §5 "Cascading"): hard → stop,
+// What each simulator decline code means for the payment (docs/sandbox-processor.md#adapters-activitiesproviders): hard → stop,
 // soft → another provider may succeed. Data, not scattered ifs.
 
 export type DeclineDecision = 'hard' | 'soft';
