@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { ApiDeps } from './deps';
-import { ApiError } from './errors';
+import { ApiError, type ErrorReason } from './errors';
 import type { Principal } from './auth/authenticate';
 import type { RequestContext } from '../workflows/shared';
 import { Access } from './auth/access';
@@ -51,6 +51,12 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObje
   systemOnly?: boolean;
   /** Only JWT users (not API keys) may call this route. */
   userOnly?: boolean;
+  /**
+   * The error reasons this route answers with beyond those its declaration implies (authentication,
+   * validation, permissions, the named account, a path resource's 404, idempotency: see
+   * `declaredReasons` in api/openapi.ts). The OpenAPI document declares exactly the union.
+   */
+  errors?: readonly ErrorReason[];
   params?: P;
   query?: Q;
   body?: B;
