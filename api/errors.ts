@@ -1,5 +1,5 @@
 /**
- * Every error reason the API can answer with, and its HTTP status (DESIGN §2). Routes throw
+ * Every error reason the API can answer with, and its HTTP status (docs/api-conventions.md#errors). Routes throw
  * `new ApiError('reason', …)`; one middleware renders the envelope. Nothing builds error JSON by hand.
  */
 export const ERRORS = {

@@ -3,7 +3,7 @@ import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limit
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
 
-/** How long the burst reserve takes to refill (docs/rate-limits.md). */
+/** How long the burst reserve takes to refill (docs/production.md#rate-limits). */
 const BURST_WINDOW_SECONDS = 60;
 
 /** The credential a request is counted against: the API key, or the JWT user. */
@@ -12,7 +12,7 @@ export function rateLimitKey(principal: Principal): string {
 }
 
 /**
- * Per-credential rate limit on /v1, after authentication (docs/rate-limits.md): `rps` requests per
+ * Per-credential rate limit on /v1, after authentication (docs/production.md#rate-limits): `rps` requests per
  * second, plus a reserve of `burst` requests per minute above that. In memory, per API instance.
  * Over it → 429 `rate_limited` with `Retry-After`; every counted response carries X-RateLimit-*.
  */

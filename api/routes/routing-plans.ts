@@ -20,8 +20,9 @@ const Includes = {
 interface IncludeFlags { include_charges?: boolean; include_payment?: boolean; include_attempts?: boolean }
 
 /**
- * Plans as responses, with what the flags ask for. SPEC: plans come "with charges and payment embedded",
- * so those two are on unless turned off. Two queries for any number of plans.
+ * Plans as responses, with what the flags ask for. Plans come "with charges and payment embedded"
+ * (docs/providers-and-routing.md#routing-plans-the-api), so those two are on unless turned off. Two
+ * queries for any number of plans.
  */
 async function present(db: Db, env: Environment, plans: any[], flags: IncludeFlags) {
   const withCharges = flags.include_charges ?? true;
@@ -82,7 +83,8 @@ export const routingPlanRoutes = [
       const q = deps.db(envTable(env, 'routing_plans')).where({ account_id: account.id })
         .orderBy('created_at', 'desc').orderBy('id', 'desc');
       if (query.payment_id) q.where({ payment_id: query.payment_id });
-      // SPEC: pagination keys are accepted and the full list may be returned; we page only when asked to.
+      // Pagination keys are accepted and the full list may be returned; we page only when asked to
+      // (docs/providers-and-routing.md#routing-plans-the-api).
       if (query.page !== undefined || query.limit !== undefined) {
         const limit = query.limit ?? 10;
         q.limit(limit).offset(((query.page ?? 1) - 1) * limit);

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Resource, Timestamp } from '../schemas';
 
-// Response schemas of the providers-and-routing resources (SPEC "Resources"), for the OpenAPI document.
+// Response schemas of the providers-and-routing resources (docs/providers-and-routing.md), for the OpenAPI document.
 // Charge and payment are here because routing plans embed them; the payment routes reuse them.
 
 const Str = Type.String();
