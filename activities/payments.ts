@@ -7,6 +7,7 @@ import { envTable, Environment } from '../db/environments';
 import { serializeCharge, serializePayment } from '../db/serialize';
 import { eraseSingleUseCards, findUsableCard, loadCardForAuthorization, wipeCvc } from '../db/repositories/payment-methods';
 import { loadRoutingInputs } from '../db/repositories/routing';
+import { insertGuestCustomer } from '../db/repositories/customers';
 import { buildRoutingPlan } from '../lib/routing/plan';
 import { getAdapter } from './providers/registry';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
@@ -289,13 +290,7 @@ export function paymentActivities({ db, config, vault }: PaymentActivityDeps) {
     async createPaymentRecord(input: PaymentInput): Promise<{ eventIds: string[] }> {
       const ref: PaymentRef = input;
       return db.transaction(async (trx) => {
-        if (input.guestCustomer) {
-          const g = input.guestCustomer;
-          await trx(envTable(input.environment, 'customers')).insert({
-            id: g.id, account_id: input.accountId, name: g.name ?? null, email: g.email ?? null, phone: g.phone ?? null,
-            country: g.country ?? null, is_guest: true,
-          }).onConflict('id').ignore();
-        }
+        if (input.guestCustomer) await insertGuestCustomer(trx, input.environment, input.accountId, input.guestCustomer);
         const inserted = await payments(input.environment, trx).insert({
           id: input.paymentId,
           account_id: input.accountId,

@@ -6,7 +6,7 @@ import type { Activities } from '../activities';
 import type { AttemptArgs, AttemptResult } from '../activities/payments';
 import { workflowId } from './ids';
 import {
-  CancelInput, CommandResult, ConfirmInput, PaymentInput, PaymentState, PaymentStatus, paymentQueries, paymentUpdates, SEARCH_ATTRIBUTES,
+  CancelInput, CommandResult, ConfirmInput, CreateInput, PaymentInput, PaymentState, PaymentStatus, paymentQueries, paymentUpdates, SEARCH_ATTRIBUTES,
 } from './shared';
 
 /** Short Postgres work: quick retries, forever (money state must always land). */
@@ -97,25 +97,20 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
 
   setHandler(paymentQueries.state, () => state);
 
-  setHandler(paymentUpdates.create, async (): Promise<CommandResult> => {
+  // Answers once the row is written; with a confirm (create and confirm in one request), once that
+  // confirm's walk has ended, exactly as the `confirm` update would have. Histories recorded before the
+  // argument existed carry none and take the first path unchanged.
+  setHandler(paymentUpdates.create, async (args?: CreateInput): Promise<CommandResult> => {
+    // Busy from the start: no confirm, capture or cancel can slip in before this confirm's walk.
+    if (args?.confirm) busy = true;
     await condition(() => created);
+    if (args?.confirm) return runConfirm(args.confirm);
     return { status: state.status };
   });
 
   // Answers when the walk ends. The API stops waiting after 10 s and says PROCESSING; the update itself
   // runs on (a timer here would cost every payment a timer started and canceled in its history).
-  setHandler(paymentUpdates.confirm, async (args: ConfirmInput): Promise<CommandResult> => {
-    busy = true;
-    // PROCESSING at once for validators and queries; the search attributes follow with the first
-    // candidate, in the same workflow task, as one upsert.
-    state.status = 'PROCESSING';
-    try {
-      await walk(args);
-    } finally {
-      busy = false;
-    }
-    return { status: state.status, outcome: lastOutcome };
-  }, {
+  setHandler(paymentUpdates.confirm, (args: ConfirmInput) => runConfirm(args), {
     validator: (_args: ConfirmInput) => {
       if (!created) throw invalidState(state.status, 'The payment is still being created.');
       if (busy || !CONFIRMABLE.includes(state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be confirmed.`);
@@ -158,6 +153,20 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       if (busy || !CANCELABLE.includes(state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be canceled.`);
     },
   });
+
+  /** One confirm, from the `confirm` update or a `create` that carries one: the walk, the payment busy meanwhile. */
+  async function runConfirm(args: ConfirmInput): Promise<CommandResult> {
+    busy = true;
+    // PROCESSING at once for validators and queries; the search attributes follow with the first
+    // candidate, in the same workflow task, as one upsert.
+    state.status = 'PROCESSING';
+    try {
+      await walk(args);
+    } finally {
+      busy = false;
+    }
+    return { status: state.status, outcome: lastOutcome };
+  }
 
   async function cancel(reason: string, context = input.context): Promise<void> {
     const { eventIds } = await providers.cancelPayment({

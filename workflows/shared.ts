@@ -65,6 +65,13 @@ export interface ConfirmInput {
   context: RequestContext;
 }
 
+/**
+ * The `create` update's argument (optional: a plain create, and every history recorded before it
+ * existed, sends none). With `confirm`, the workflow runs the confirm walk as soon as the row is written,
+ * and `create` answers when the walk ends (create and confirm in one request).
+ */
+export interface CreateInput { confirm?: ConfirmInput }
+
 export interface CaptureInput { amount?: number; context: RequestContext }
 export interface CancelInput { reason?: string; context: RequestContext }
 
@@ -100,8 +107,11 @@ export interface PaymentState {
 }
 
 export const paymentUpdates = {
-  /** Sent with the start (update-with-start): answers once the payment row is written. */
-  create: defineUpdate<CommandResult>('create'),
+  /**
+   * Sent with the start (update-with-start): answers once the payment row is written, or, when it
+   * carries a confirm, once that confirm's walk has ended (as `confirm` answers).
+   */
+  create: defineUpdate<CommandResult, [CreateInput?]>('create'),
   confirm: defineUpdate<CommandResult, [ConfirmInput]>('confirm'),
   capture: defineUpdate<CommandResult, [CaptureInput]>('capture'),
   cancel: defineUpdate<CommandResult, [CancelInput]>('cancel'),

@@ -1,9 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
 import { envTable, Environment } from '../../db/environments';
 import { presentCheckoutPayment, presentPayments } from '../../db/repositories/payments';
+import { insertGuestCustomer } from '../../db/repositories/customers';
 import { eraseSingleUseCards, findUsableCard, insertCard } from '../../db/repositories/payment-methods';
 import { serializeEvent } from '../../db/serialize';
 import { newId } from '../../lib/ids';
@@ -18,13 +19,24 @@ import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../sch
 import { findVisibleRow } from './environment-lookup';
 import { PaymentSchema } from './routing-schemas';
 import {
-  CommandResult, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUES,
+  CommandResult, ConfirmInput, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUES,
 } from '../../workflows/shared';
 
 const Routing = Obj({
   provider_config_ids: Type.Optional(Type.Array(Id('ppc'), { maxItems: 10, uniqueItems: true })),
   exclude_provider_config_ids: Type.Optional(Type.Array(Id('ppc'), { maxItems: 50, uniqueItems: true })),
   max_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+});
+
+/** Why a payment is canceled, as Stripe spells it; the upper-case forms are accepted too, and stored lower-case. */
+const CANCEL_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const;
+type CancelReasonValue = typeof CANCEL_REASONS[number] | Uppercase<typeof CANCEL_REASONS[number]>;
+const CancelReason = Type.Unsafe<CancelReasonValue>({
+  anyOf: [
+    { type: 'string', enum: [...CANCEL_REASONS], description: 'Stored and shown as `cancellation_reason`.' },
+    { type: 'string', enum: CANCEL_REASONS.map((r) => r.toUpperCase()), deprecated: true, description: 'Upper-case aliases, accepted and stored lower-case.' },
+  ],
+  description: 'Why the payment is canceled: duplicate, fraudulent, requested_by_customer or abandoned (default requested_by_customer).',
 });
 
 const Installments = Type.Integer({ minimum: 1, maximum: 48 });
@@ -101,6 +113,60 @@ function temporalLink(deps: ApiDeps, paymentId: string) {
   };
 }
 
+/** The confirm fields, as both `POST /payments/{id}/confirm` and `POST /payments` with `confirm: true` take them. */
+interface ConfirmFields {
+  payment_method_id?: string;
+  payment_method?: { card: Parameters<typeof validateCard>[0] & { holder_name?: string } };
+  save_payment_method?: boolean;
+}
+
+/** The payment a confirm is for, as far as its card is concerned. */
+interface ConfirmTarget { paymentId: string; accountId: string; customerId: string | null }
+
+/**
+ * The pm_ id a confirm goes on with, checked before anything reaches Temporal: a `payment_method_id`
+ * this payment may use (a saved card of its customer, or its own single-use card; one 400 whatever the
+ * reason), or a card given inline, validated and vaulted — saved to the payment's customer when asked
+ * and there is one, else bound to this payment alone (`vaulted`). Only the id travels into the workflow.
+ */
+async function cardForConfirm(deps: ApiDeps, env: Environment, target: ConfirmTarget, body: ConfirmFields): Promise<{ paymentMethodId: string; vaulted?: string }> {
+  if (body.payment_method_id) {
+    const usable = await findUsableCard(deps.db, env, { paymentMethodId: body.payment_method_id, ...target });
+    if (!usable) throw unusablePaymentMethod();
+    return { paymentMethodId: body.payment_method_id };
+  }
+  const checked = validateCard(body.payment_method!.card);
+  if ('problems' in checked) {
+    throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
+  }
+  const saveTo = body.save_payment_method && target.customerId ? target.customerId : null;
+  const row = await insertCard(deps.db, deps.vault, env, {
+    accountId: target.accountId, customerId: saveTo, paymentId: saveTo ? null : target.paymentId,
+    card: checked.card, holderName: body.payment_method!.card.holder_name,
+  });
+  return { paymentMethodId: row.id as string, vaulted: saveTo ? undefined : row.id as string };
+}
+
+/**
+ * Waits for a confirm's walk (the `confirm` update, or a `create` that carries one) until it ends, or
+ * 10 s with PROCESSING: the update goes on in the workflow, and webhooks and GET tell the rest. A late
+ * failure of the abandoned call has nobody left to tell.
+ */
+function untilWalkEnds(update: Promise<CommandResult>): Promise<CommandResult> {
+  update.catch(() => {});
+  return Promise.race([update, delay(CONFIRM_WAIT_MS).then((): CommandResult => ({ status: 'PROCESSING', outcome: 'processing' }))]);
+}
+
+/** Whether the payment's workflow was started (false only when Temporal says there is no such workflow). */
+async function workflowExists(deps: ApiDeps, paymentId: string): Promise<boolean> {
+  try {
+    await (await deps.temporal()).workflow.getHandle(paymentWorkflowId(paymentId)).describe();
+    return true;
+  } catch (err) {
+    return !(err instanceof WorkflowNotFoundError);
+  }
+}
+
 async function loadPayment(deps: ApiDeps, env: Environment, id: string) {
   return deps.db(envTable(env, 'payments')).where({ id }).first();
 }
@@ -145,8 +211,9 @@ export const paymentRoutes = [
     method: 'post',
     path: '/payments',
     tag: 'Payments',
-    summary: 'Create a payment (intent) in CREATED; its workflow starts with it',
+    summary: 'Create a payment (intent) in CREATED; its workflow starts with it. With confirm: true, confirm it in the same request',
     permission: 'payment:create',
+    errors: ['invalid_card', 'invalid_state', 'no_eligible_provider', 'temporal_unavailable'],
     status: 201,
     message: 'Payment created',
     body: Obj({
@@ -165,6 +232,13 @@ export const paymentRoutes = [
       checkout_session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       metadata: Type.Optional(Metadata),
       routing: Type.Optional(Routing),
+      confirm: Type.Optional(Type.Boolean({
+        description: 'Confirm the payment in the same request, with payment_method or payment_method_id (a saved card of customer_id) '
+          + 'and save_payment_method, which are accepted only with confirm: true. The answer is the payment as confirm leaves it.',
+      })),
+      payment_method_id: Type.Optional(Id('pm')),
+      payment_method: Type.Optional(CardBody),
+      save_payment_method: Type.Optional(Type.Boolean()),
     }),
     response: PaymentSchema,
     async handler({ body, access, deps, ctx, principal }) {
@@ -172,6 +246,14 @@ export const paymentRoutes = [
       const env = scope.environment;
       if (body.customer_id && body.customer) {
         throw ApiError.validation([{ path: 'body/customer', message: 'give customer_id or customer, not both' }]);
+      }
+      if (!body.confirm) {
+        const stray = (['payment_method_id', 'payment_method', 'save_payment_method'] as const).filter((k) => body[k] !== undefined);
+        if (stray.length) throw ApiError.validation(stray.map((k) => ({ path: `body/${k}`, message: 'only with confirm: true' })));
+      } else if (!body.payment_method_id && !body.payment_method) {
+        throw ApiError.validation([{ path: 'body/payment_method', message: 'confirm: true needs payment_method or payment_method_id' }]);
+      } else if (body.payment_method_id && body.payment_method) {
+        throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
       if (body.customer_id) {
         const customer = await deps.db(envTable(env, 'customers')).where({ id: body.customer_id, account_id: scope.account.id, deleted: false }).first('id');
@@ -181,6 +263,25 @@ export const paymentRoutes = [
       // with credentials and accounts served from cache, nothing else here would have asked Postgres.
       await deps.db.raw('SELECT 1');
       const paymentId = await reserveResourceId(ctx, newId('pay'));
+      // The guest customer's id is derived from the payment's, so a retried create makes the same one.
+      const guestCustomer = body.customer ? { id: `cus_${paymentId.slice(4)}`, ...body.customer } : undefined;
+
+      // Create and confirm: the card is checked (or vaulted) before anything starts, exactly as confirm
+      // does, so a card this payment may not use leaves no payment behind. An inline card is bound to the
+      // reserved payment id (payment_methods.payment_id has no foreign key: the row follows in the workflow).
+      let confirmInput: ConfirmInput | undefined;
+      let vaulted: string | undefined;
+      if (body.confirm) {
+        const customerId = body.customer_id ?? guestCustomer?.id ?? null;
+        // Saving to a guest customer needs its row first (payment_methods.customer_id references customers);
+        // the workflow's createPaymentRecord then keeps it as it is.
+        if (guestCustomer && body.save_payment_method && body.payment_method) await insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer);
+        const card = await cardForConfirm(deps, env, { paymentId, accountId: scope.account.id, customerId }, body);
+        vaulted = card.vaulted;
+        // routing and installments are the payment's own (as on a plain create); the walk reads them from its row.
+        confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal) };
+      }
+
       const input: PaymentInput = {
         paymentId,
         accountId: scope.account.id,
@@ -192,8 +293,7 @@ export const paymentRoutes = [
         secureMode: body.secure_mode ?? 'NONE',
         installments: body.installments ?? 1,
         customerId: body.customer_id,
-        // The guest customer's id is derived from the payment's, so a retried create makes the same one.
-        guestCustomer: body.customer ? { id: `cus_${paymentId.slice(4)}`, ...body.customer } : undefined,
+        guestCustomer,
         checkoutSessionId: body.checkout_session_id,
         metadata: body.metadata ?? {},
         routing: body.routing ?? {},
@@ -203,14 +303,19 @@ export const paymentRoutes = [
       };
       const client = await deps.temporal();
       // Update-with-start: the workflow starts (or is found, on a retry) and answers `create` once it
-      // has written the row, so the row is readable when we answer, and no row exists without its workflow.
-      await client.workflow.executeUpdateWithStart(paymentUpdates.create, {
+      // has written the row (with a confirm: once that confirm's walk has ended), so the row is readable
+      // when we answer, and no row exists without its workflow. A retry finds the update `create` already
+      // there and gets its answer: the walk runs once. REJECT_DUPLICATE: a retry after the workflow has
+      // finished (SUCCEEDED, CANCELED) must not start a second run, which would walk (and charge) again.
+      const update = client.workflow.executeUpdateWithStart(paymentUpdates.create, {
         updateId: 'create',
+        args: confirmInput ? [{ confirm: confirmInput }] : [],
         startWorkflowOperation: new WithStartWorkflowOperation('paymentWorkflow', {
           workflowId: paymentWorkflowId(paymentId),
           taskQueue: TASK_QUEUES.payments,
           args: [input],
           workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
           typedSearchAttributes: [
             { key: SEARCH_ATTRIBUTES.PaymentId, value: paymentId },
             { key: SEARCH_ATTRIBUTES.AccountId, value: scope.account.id },
@@ -221,7 +326,31 @@ export const paymentRoutes = [
           staticDetails: `Payment ${paymentId} of account ${scope.account.id} (${env}), ${body.amount} ${body.currency} minor units, auto_capture=${input.autoCapture}.`,
         }),
       });
-      return { data: await respondWithPayment(deps, env, paymentId, {}) };
+      let result: CommandResult;
+      try {
+        result = confirmInput ? await untilWalkEnds(update) : await update;
+        // Only PROCESSING may be answered before the row exists (a slow start): then wait for the update.
+        if (result.outcome === 'processing' && !(await loadPayment(deps, env, paymentId))) result = await update;
+      } catch (err) {
+        // A retry of a payment whose workflow has finished: it exists, and it is answered as it stands.
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !(await loadPayment(deps, env, paymentId))) {
+          if (vaulted && !(await workflowExists(deps, paymentId))) await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
+          throw err;
+        }
+        result = { status: (await loadPayment(deps, env, paymentId)).status as PaymentStatus };
+      }
+      if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
+      // A retry that vaulted the card again while the first try's confirm went on with its own: this copy is never used.
+      if (vaulted && result.outcome !== 'processing') {
+        const row = await loadPayment(deps, env, paymentId);
+        if (row?.payment_method_id !== vaulted) await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
+      }
+      // 201 whatever the walk's outcome, no_eligible_provider included: the payment exists, and its status
+      // and last_error say how the confirm went (see docs/payments.md).
+      return {
+        data: await respondWithPayment(deps, env, paymentId, { include_charges: true }),
+        message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment created and confirmed',
+      };
     },
   }),
 
@@ -231,6 +360,7 @@ export const paymentRoutes = [
     tag: 'Payments',
     summary: 'Confirm a payment with a payment method: routes it and walks the plan (cascading)',
     permission: 'payment:confirm',
+    errors: ['publishable_key_not_allowed', 'invalid_state', 'invalid_card', 'no_eligible_provider', 'temporal_unavailable'],
     publishable: true,
     message: 'Payment confirmed',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
@@ -243,6 +373,10 @@ export const paymentRoutes = [
     }),
     response: PaymentOrCheckout,
     async handler({ params, body, access, deps, ctx, principal }) {
+      // A checkout may pay, not choose who processes the payment: routing hints need a secret key or a user.
+      if (isPublishable(principal) && body.routing !== undefined) {
+        throw new ApiError('publishable_key_not_allowed', 'A publishable key cannot give routing hints.', { fields: ['body/routing'] });
+      }
       if (!!body.payment_method_id === !!body.payment_method) {
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
@@ -250,41 +384,16 @@ export const paymentRoutes = [
       if (!['CREATED', 'FAILED'].includes(payment.status)) {
         throw new ApiError('invalid_state', `A ${payment.status} payment cannot be confirmed.`, { status: payment.status });
       }
-      let paymentMethodId = body.payment_method_id;
-      let vaulted: string | undefined;
-      if (paymentMethodId) {
-        // A saved card of this payment's customer, or a single-use card bound to this payment: any key.
-        const usable = await findUsableCard(deps.db, env, {
-          paymentMethodId, accountId: payment.account_id, paymentId: payment.id, customerId: payment.customer_id,
-        });
-        if (!usable) throw unusablePaymentMethod();
-      } else {
-        // A raw card is vaulted first; only its pm_ id travels on into the workflow.
-        const checked = validateCard(body.payment_method!.card);
-        if ('problems' in checked) {
-          throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
-        }
-        // Saved to the payment's customer (reusable by that customer) only when asked; otherwise bound
-        // to this payment alone, and its number erased once the payment no longer needs it.
-        const saveTo = body.save_payment_method && payment.customer_id ? payment.customer_id as string : null;
-        const row = await insertCard(deps.db, deps.vault, env, {
-          accountId: payment.account_id, customerId: saveTo, paymentId: saveTo ? null : payment.id,
-          card: checked.card, holderName: body.payment_method!.card.holder_name,
-        });
-        paymentMethodId = row.id as string;
-        if (!saveTo) vaulted = paymentMethodId;
-      }
+      // A saved card of this payment's customer, or a single-use card bound to this payment (any key);
+      // a raw card is vaulted first, and only its pm_ id travels on into the workflow.
+      const { paymentMethodId, vaulted } = await cardForConfirm(deps, env, {
+        paymentId: payment.id, accountId: payment.account_id, customerId: payment.customer_id ?? null,
+      }, body);
       let result: CommandResult;
       try {
-        result = await sendUpdate(deps, env, payment.id, (handle) => {
-          const update = handle.executeUpdate(paymentUpdates.confirm, {
-            args: [{ paymentMethodId: paymentMethodId!, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal) }],
-          });
-          // Answer when the walk ends, or after 10 s with PROCESSING: the update goes on in the workflow, and
-          // webhooks and GET tell the rest. A late failure of the abandoned call has nobody left to tell.
-          update.catch(() => {});
-          return Promise.race([update, delay(CONFIRM_WAIT_MS).then((): CommandResult => ({ status: 'PROCESSING', outcome: 'processing' }))]);
-        });
+        result = await sendUpdate(deps, env, payment.id, (handle) => untilWalkEnds(handle.executeUpdate(paymentUpdates.confirm, {
+          args: [{ paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal) }],
+        })));
       } catch (err) {
         // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.
         if (vaulted && err instanceof ApiError && err.reason === 'invalid_state') await eraseSingleUseCards(deps.db, env, payment.id, vaulted);
@@ -309,6 +418,7 @@ export const paymentRoutes = [
     tag: 'Payments',
     summary: 'Capture an authorized payment, in full or in part',
     permission: 'payment:capture',
+    errors: ['invalid_state', 'temporal_unavailable'],
     message: 'Payment captured',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     body: Obj({ amount: Type.Optional(Amount) }),
@@ -328,15 +438,15 @@ export const paymentRoutes = [
     tag: 'Payments',
     summary: 'Cancel a payment (voids an authorization)',
     permission: 'payment:cancel',
+    errors: ['invalid_state', 'temporal_unavailable'],
     message: 'Payment canceled',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-    body: Obj({
-      reason: Type.Optional(Type.Union(['DUPLICATE', 'FRAUDULENT', 'REQUESTED_BY_CUSTOMER', 'ABANDONED'].map((r) => Type.Literal(r)))),
-    }),
+    body: Obj({ reason: Type.Optional(CancelReason) }),
     response: PaymentSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findPayment(deps, access, params.id);
       await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.cancel, {
+        // Stored and shown lower-case, whichever spelling was sent.
         args: [{ reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }],
       }));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
@@ -378,6 +488,7 @@ export const paymentRoutes = [
     tag: 'Payments',
     summary: 'Get one payment, with a link to its workflow in the Temporal UI (publishable keys: the checkout view only)',
     permission: 'payment:read',
+    errors: ['publishable_key_not_allowed'],
     publishable: true,
     message: 'Payment retrieved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),

@@ -35,6 +35,16 @@ export async function addressesByCustomer(db: Knex, env: Environment, customerId
   return map;
 }
 
+/** A payment's guest customer (its id derived from the payment's). Idempotent: an existing row is kept as it is. */
+export interface GuestCustomer { id: string; name?: string; email?: string; phone?: string; country?: string }
+
+export async function insertGuestCustomer(db: Knex, env: Environment, accountId: string, guest: GuestCustomer): Promise<void> {
+  await db(envTable(env, 'customers')).insert({
+    id: guest.id, account_id: accountId, name: guest.name ?? null, email: guest.email ?? null, phone: guest.phone ?? null,
+    country: guest.country ?? null, is_guest: true,
+  }).onConflict('id').ignore();
+}
+
 export async function findCustomer(db: Knex, env: Environment, id: string): Promise<any | undefined> {
   return db(envTable(env, 'customers')).where({ id, deleted: false }).first();
 }

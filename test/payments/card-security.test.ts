@@ -3,6 +3,7 @@ import { bearer, Merchant, RunningWorker, startStack, startWorker, TestStack } f
 import {
   CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator,
 } from '../support/payments';
+import * as support from '../support/payments';
 import { createDb } from '../../db/knex';
 import * as m001 from '../../db/migrations/001_core';
 import * as m002 from '../../db/migrations/002_environments';
@@ -45,17 +46,8 @@ afterAll(async () => {
 
 const CHECKOUT_FIELDS = ['amount', 'card', 'currency', 'id', 'last_error', 'next_action', 'object', 'status'];
 
-async function newCustomer(m: Merchant): Promise<string> {
-  const res = await stack.http.post('/v1/customers').set(bearer(m.secretKey)).send({ name: 'Customer', email: 'c@example.com' });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.data.id;
-}
-
-async function savedCard(m: Merchant, customerId: string, number: string = CARDS.visa): Promise<string> {
-  const res = await stack.http.post(`/v1/customers/${customerId}/payment-methods`).set(bearer(m.secretKey)).send(card(number));
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.data.id;
-}
+const newCustomer = (m: Merchant) => support.newCustomer(stack, m);
+const savedCard = (m: Merchant, customerId: string, number: string = CARDS.visa) => support.savedCard(stack, m, customerId, number);
 
 async function newPayment(m: Merchant, body: Record<string, unknown> = {}): Promise<string> {
   const res = await createPayment(stack, m, body);
@@ -336,7 +328,7 @@ describe('workflows re-check the payment method against Postgres', () => {
       context: { actor: { type: 'system', id: 'forger' } },
     };
     const handle = await client.workflow.start('paymentWorkflow', { workflowId: paymentWorkflowId(paymentId), taskQueue: TASK_QUEUES.payments, args: [input] });
-    await handle.executeUpdate(paymentUpdates.create);
+    await handle.executeUpdate(paymentUpdates.create, { args: [] });
     await handle.executeUpdate(paymentUpdates.confirm, { args: [{ paymentMethodId, context: input.context }] });
     return paymentId;
   }

@@ -78,6 +78,20 @@ export async function pay(stack: TestStack, m: Merchant, number: string, create:
   return confirm(stack, m, created.body.data.id, { payment_method: card(number), ...confirmBody });
 }
 
+/** A customer of `m` (secret key); returns its id. */
+export async function newCustomer(stack: TestStack, m: Merchant): Promise<string> {
+  const res = await stack.http.post('/v1/customers').set(bearer(m.secretKey)).send({ name: 'Customer', email: 'c@example.com' });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.id;
+}
+
+/** A card saved to the customer; returns its pm_ id. */
+export async function savedCard(stack: TestStack, m: Merchant, customerId: string, number: string = CARDS.visa): Promise<string> {
+  const res = await stack.http.post(`/v1/customers/${customerId}/payment-methods`).set(bearer(m.secretKey)).send(card(number));
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.id;
+}
+
 export async function getPayment(stack: TestStack, m: Merchant, id: string, query = 'include_charges=true&include_routing_plans=true&include_events=true') {
   const res = await stack.http.get(`/v1/payments/${id}?${query}`).set(bearer(m.secretKey));
   expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
+import {
+  CARDS, card, createPayment, getPayment, newCustomer, paymentsFixture, PaymentsFixture, savedCard, startSimulator, TestSimulator,
+} from '../support/payments';
+import { eventually } from '../support/worker-process';
+import { paymentWorkflowId } from '../../workflows/shared';
+
+/**
+ * `POST /payments` with `confirm: true`: one request, one update-with-start whose `create` update carries
+ * the confirm; the workflow walks the plan as soon as the row is written. Against the real stack.
+ */
+
+let sim: TestSimulator;
+let stack: TestStack;
+let worker: RunningWorker;
+let f: PaymentsFixture;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
+  worker = await startWorker(stack);
+  f = await paymentsFixture(stack);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await stack?.close();
+  await sim?.close();
+});
+
+const createConfirmed = (m: Merchant, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  createPayment(stack, m, { confirm: true, ...body }, headers);
+
+const processorCharges = async (): Promise<number> => (await sim.stats()).charges.total;
+const paymentCount = async (m: Merchant): Promise<number> =>
+  Number((await stack.db('live.payments').where({ account_id: m.account.id }).count().first())!.count);
+
+async function history(paymentId: string) {
+  const client = await stack.deps.temporal();
+  return client.workflow.getHandle(paymentWorkflowId(paymentId)).fetchHistory();
+}
+
+describe('creating and confirming in one request', () => {
+  it('approves an inline card: 201 SUCCEEDED with its one charge, after one update-with-start', async () => {
+    const before = await processorCharges();
+    const res = await createConfirmed(f.merchant, { amount: 1501, payment_method: card(CARDS.visa) });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.message).toBe('Payment created and confirmed');
+    expect(res.body.data).toMatchObject({ object: 'payment', status: 'SUCCEEDED', amount: 1501, amount_received: 1501 });
+    expect(res.body.data.charges).toHaveLength(1);
+    expect(res.body.data.charges[0]).toMatchObject({ status: 'CAPTURED', attempt_no: 1, payment_provider_config_id: f.primary.id });
+    expect(await processorCharges()).toBe(before + 1);
+
+    // The card was bound to this payment (single use) and its number is gone now that the walk is over.
+    const pm = await stack.db('live.payment_methods').where({ id: res.body.data.payment_method_id }).first();
+    expect(pm).toMatchObject({ payment_id: res.body.data.id, customer_id: null, pan_encrypted: '' });
+
+    const read = await getPayment(stack, f.merchant, res.body.data.id);
+    expect(read.events.map((e: any) => e.event)).toEqual([
+      'payment_intent.created', 'payment_intent.processing', 'charge.succeeded', 'payment_intent.succeeded',
+    ]);
+
+    // One update (`create`, carrying the confirm) and nothing secret in the history.
+    const events = (await history(res.body.data.id)).events ?? [];
+    expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
+    const decoded = JSON.stringify(events).replace(/"data":"([A-Za-z0-9+/=]+)"/g, (_m, b64: string) => Buffer.from(b64, 'base64').toString('utf8'));
+    expect(decoded).not.toContain(CARDS.visa);
+    expect(decoded).not.toMatch(/"(cvc|number|pan|credentials)"\s*:/);
+    expect(decoded).toContain(res.body.data.payment_method_id);
+  });
+
+  it('authorizes only with auto_capture: false (AUTHORIZED), and the payment can then be captured', async () => {
+    const res = await createConfirmed(f.merchant, { auto_capture: false, payment_method: card(CARDS.mastercard) });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data).toMatchObject({ status: 'AUTHORIZED', amount_capturable: 1000 });
+    expect(res.body.data.charges.map((c: any) => c.status)).toEqual(['AUTHORIZED']);
+    const captured = await stack.http.post(`/v1/payments/${res.body.data.id}/capture`).set(bearer(f.merchant.secretKey)).send({});
+    expect(captured.body.data).toMatchObject({ status: 'SUCCEEDED', amount_received: 1000 });
+  });
+
+  it('answers 201 FAILED with the decline for a hard-declined card', async () => {
+    const res = await createConfirmed(f.merchant, { payment_method: card(CARDS.declined) });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data.status).toBe('FAILED');
+    expect(res.body.data.last_error).toMatchObject({ code: 'card_declined', decline_code: 'card_declined' });
+    expect(res.body.data.charges.map((c: any) => [c.status, c.decline_code])).toEqual([['DECLINED', 'card_declined']]);
+    // FAILED may be confirmed again, with a new card.
+    const again = await stack.http.post(`/v1/payments/${res.body.data.id}/confirm`).set(bearer(f.merchant.secretKey)).send({ payment_method: card(CARDS.visa) });
+    expect(again.body.data.status).toBe('SUCCEEDED');
+  });
+
+  it('answers 201 FAILED with last_error no_eligible_provider when no provider can take it', async () => {
+    const res = await createConfirmed(f.merchant, {
+      routing: { exclude_provider_config_ids: [f.primary.id, f.backup.id] }, payment_method: card(CARDS.visa),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data.status).toBe('FAILED');
+    expect(res.body.data.last_error).toMatchObject({ code: 'no_eligible_provider' });
+    expect(res.body.data.charges).toEqual([]);
+    expect((await stack.db('live.payment_methods').where({ id: res.body.data.payment_method_id }).first()).pan_encrypted).toBe('');
+  });
+
+  it('pays with a saved card of the customer named in the same request', async () => {
+    const customer = await newCustomer(stack, f.merchant);
+    const saved = await savedCard(stack, f.merchant, customer, CARDS.mastercard);
+    const res = await createConfirmed(f.merchant, { customer_id: customer, payment_method_id: saved });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data).toMatchObject({ status: 'SUCCEEDED', customer_id: customer, payment_method_id: saved });
+    // A saved card keeps its number for the customer's next payment.
+    expect((await stack.db('live.payment_methods').where({ id: saved }).first()).pan_encrypted).not.toBe('');
+  });
+
+  it('saves an inline card to the payment\'s customer when asked, a guest customer created with it included', async () => {
+    const customer = await newCustomer(stack, f.merchant);
+    const named = await createConfirmed(f.merchant, { customer_id: customer, payment_method: card(CARDS.visa), save_payment_method: true });
+    expect(named.status, JSON.stringify(named.body)).toBe(201);
+    expect(await stack.db('live.payment_methods').where({ id: named.body.data.payment_method_id }).first())
+      .toMatchObject({ customer_id: customer, payment_id: null });
+
+    const guest = await createConfirmed(f.merchant, { customer: { name: 'Guest', email: 'g@example.com' }, payment_method: card(CARDS.visa), save_payment_method: true });
+    expect(guest.status, JSON.stringify(guest.body)).toBe(201);
+    expect(guest.body.data.status).toBe('SUCCEEDED');
+    const guestId = guest.body.data.customer_id;
+    expect(guestId).toBe(`cus_${guest.body.data.id.slice(4)}`);
+    expect(await stack.db('live.customers').where({ id: guestId }).first()).toMatchObject({ is_guest: true, name: 'Guest', email: 'g@example.com' });
+    const pm = await stack.db('live.payment_methods').where({ id: guest.body.data.payment_method_id }).first();
+    expect(pm).toMatchObject({ customer_id: guestId, payment_id: null });
+    expect(pm.pan_encrypted).not.toBe('');
+  });
+
+  it('refuses a card the payment may not use with 400 at body/payment_method_id, creating nothing', async () => {
+    const [victim, buyer] = [await newCustomer(stack, f.merchant), await newCustomer(stack, f.merchant)];
+    const victimCard = await savedCard(stack, f.merchant, victim);
+    const other = await paymentsFixture(stack);
+    const foreignTenantCard = await savedCard(stack, other.merchant, await newCustomer(stack, other.merchant));
+    const payments = await paymentCount(f.merchant);
+    const calls = (await sim.stats()).calls;
+    for (const body of [
+      { customer_id: buyer, payment_method_id: victimCard }, // another customer's saved card
+      { payment_method_id: victimCard }, // a saved card, but the payment has no customer
+      { customer_id: buyer, payment_method_id: foreignTenantCard }, // another tenant's card
+      { customer_id: buyer, payment_method_id: 'pm_01NOSUCHCARD' },
+    ]) {
+      const res = await createConfirmed(f.merchant, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.details.reason).toBe('validation_failed');
+      expect(res.body.error.details.fields).toEqual([{ path: 'body/payment_method_id', message: 'is not a payment method this payment can use' }]);
+    }
+    expect(await paymentCount(f.merchant)).toBe(payments);
+    expect((await sim.stats()).calls).toBe(calls);
+  });
+
+  it('refuses an invalid inline card with 400 invalid_card, creating nothing', async () => {
+    const payments = await paymentCount(f.merchant);
+    const res = await createConfirmed(f.merchant, { payment_method: card('4242424242424241') });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.reason).toBe('invalid_card');
+    expect(await paymentCount(f.merchant)).toBe(payments);
+  });
+
+  it('takes the confirm fields only with confirm: true, and confirm: true only with a payment method', async () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ payment_method: card(CARDS.visa) }, 'body/payment_method', 'only with confirm: true'],
+      [{ payment_method_id: 'pm_01X' }, 'body/payment_method_id', 'only with confirm: true'],
+      [{ save_payment_method: true }, 'body/save_payment_method', 'only with confirm: true'],
+      [{ confirm: false, payment_method: card(CARDS.visa) }, 'body/payment_method', 'only with confirm: true'],
+      [{ confirm: true }, 'body/payment_method', 'confirm: true needs payment_method or payment_method_id'],
+      [{ confirm: true, save_payment_method: true }, 'body/payment_method', 'confirm: true needs payment_method or payment_method_id'],
+      [{ confirm: true, payment_method_id: 'pm_01X', payment_method: card(CARDS.visa) }, 'body', 'give exactly one of payment_method_id and payment_method'],
+      [{ confirm: 'yes', payment_method: card(CARDS.visa) }, 'body/confirm', 'must be boolean'],
+    ];
+    const payments = await paymentCount(f.merchant);
+    for (const [body, path, message] of cases) {
+      const res = await createPayment(stack, f.merchant, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.details.fields, JSON.stringify(body)).toContainEqual({ path, message });
+    }
+    expect(await paymentCount(f.merchant)).toBe(payments);
+  });
+
+  it('is not open to a publishable key', async () => {
+    const res = await stack.http.post('/v1/payments').set(bearer(f.merchant.publishableKey))
+      .send({ amount: 1000, currency: 'USD', confirm: true, payment_method: card(CARDS.visa) });
+    expect(res.status).toBe(403);
+    expect(res.body.error.details.reason).toBe('publishable_key_not_allowed');
+  });
+});
+
+describe('idempotency covers the pair', () => {
+  it('answers a retry with the same Idempotency-Key with the same payment, charged once', async () => {
+    const key = unique('idem');
+    const before = await processorCharges();
+    const first = await createConfirmed(f.merchant, { amount: 1777, payment_method: card(CARDS.visa) }, { 'Idempotency-Key': key });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const second = await createConfirmed(f.merchant, { amount: 1777, payment_method: card(CARDS.visa) }, { 'Idempotency-Key': key });
+    expect(second.status).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body.data.id).toBe(first.body.data.id);
+    expect(second.body.data.charges.map((c: any) => c.id)).toEqual(first.body.data.charges.map((c: any) => c.id));
+    expect(await processorCharges()).toBe(before + 1);
+  });
+
+  /** Makes the key look like its first request died mid-way (its lock older than 5 minutes, no reply stored). */
+  const crashed = (key: string) => stack.db('core.idempotency_keys').where({ key }).update({
+    state: 'in_progress', locked_at: new Date(Date.now() - 10 * 60_000), response_status: null, response_body: null, response_headers: null,
+  });
+
+  for (const [name, number, status] of [
+    ['after the payment succeeded (its workflow has finished)', CARDS.visa, 'SUCCEEDED'],
+    ['after the payment failed (its workflow is still open)', CARDS.declined, 'FAILED'],
+  ] as const) {
+    it(`walks once when a retry takes over a crashed request's key, ${name}`, async () => {
+      const key = unique('idem');
+      const body = { amount: 1778, payment_method: card(number) };
+      const before = await processorCharges();
+      const first = await createConfirmed(f.merchant, body, { 'Idempotency-Key': key });
+      expect(first.status, JSON.stringify(first.body)).toBe(201);
+      expect(first.body.data.status).toBe(status);
+      await crashed(key);
+
+      const retry = await createConfirmed(f.merchant, body, { 'Idempotency-Key': key });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(retry.body.data).toMatchObject({ id: first.body.data.id, status, payment_method_id: first.body.data.payment_method_id });
+      expect(retry.body.data.charges.map((c: any) => c.id)).toEqual(first.body.data.charges.map((c: any) => c.id));
+      expect(await processorCharges()).toBe(before + 1);
+      // The retry vaulted the card again; that copy was never used and holds no number.
+      const cards = await stack.db('live.payment_methods').where({ payment_id: first.body.data.id });
+      expect(cards).toHaveLength(2);
+      expect(cards.map((c: any) => c.pan_encrypted)).toEqual(['', '']);
+      // One workflow run, one walk.
+      const client = await stack.deps.temporal();
+      const runs: string[] = [];
+      for await (const wf of client.workflow.list({ query: `WorkflowId="${paymentWorkflowId(first.body.data.id)}"` })) runs.push(wf.runId);
+      expect(runs).toHaveLength(1);
+    });
+  }
+});
+
+describe('a walk that outlasts the request', () => {
+  it('answers 201 PROCESSING after 10 s, and the payment completes on its own', async () => {
+    // The processor takes the authorization but never answers it: the outcome is unknown, and reconciled.
+    const slow = await paymentsFixture(stack, { primary: { blackhole: true, latency_ms: 3000 } });
+    const res = await createConfirmed(slow.merchant, { payment_method: card(CARDS.visa) });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.message).toBe('Payment is processing');
+    expect(res.body.data.status).toBe('PROCESSING');
+    expect(res.body.data.charges.map((c: any) => c.status)).toEqual(['UNKNOWN']);
+
+    const put = await stack.http.put(`/v1/payment-provider-configs/${slow.primary.id}`).set(bearer(slow.merchant.token))
+      .send({ credentials: { api_key: 'sim_primary_key_0001' } });
+    expect(put.status).toBe(200);
+    const done = await eventually(async () => {
+      const p = await getPayment(stack, slow.merchant, res.body.data.id);
+      return p.status === 'SUCCEEDED' ? p : undefined;
+    }, 60_000, 500);
+    expect(done.charges).toHaveLength(1);
+  }, 90_000);
+});
