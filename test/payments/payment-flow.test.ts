@@ -158,6 +158,26 @@ describe('confirming', () => {
     expect(badCard.body.error.details.reason).toBe('invalid_card');
   });
 
+  it('refuses routing hints from a publishable key (403 at body/routing), but takes installments', async () => {
+    const created = await createPayment(stack, f.merchant);
+    const calls = (await sim.stats()).calls;
+    for (const routing of [{ provider_config_ids: [f.backup.id] }, { exclude_provider_config_ids: [f.primary.id] }, {}]) {
+      const res = await stack.http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(f.merchant.publishableKey))
+        .send({ payment_method: card(CARDS.visa), routing });
+      expect(res.status, JSON.stringify(routing)).toBe(403);
+      expect(res.body.error.details).toMatchObject({ reason: 'publishable_key_not_allowed', fields: ['body/routing'] });
+    }
+    expect((await sim.stats()).calls).toBe(calls);
+    expect(await stack.db('live.payment_methods').where({ payment_id: created.body.data.id })).toEqual([]);
+    const res = await stack.http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(f.merchant.publishableKey))
+      .send({ payment_method: card(CARDS.visa), installments: 1 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.status).toBe('SUCCEEDED');
+    // A secret key still steers.
+    const steered = await pay(stack, f.merchant, CARDS.visa, {}, { routing: { provider_config_ids: [f.backup.id] } });
+    expect(steered.body.data.charges[0].payment_provider_config_id).toBe(f.backup.id);
+  });
+
   it('lets a publishable key confirm and read, but not create', async () => {
     const created = await createPayment(stack, f.merchant);
     const res = await stack.http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(f.merchant.publishableKey)).send({ payment_method: card(CARDS.mastercard) });
@@ -207,6 +227,43 @@ describe('capture and cancel', () => {
     expect(canceled.body.data.status).toBe('CANCELED');
     const confirmAfter = await confirm(stack, f.merchant, created.body.data.id, { payment_method: card(CARDS.visa) });
     expect(confirmAfter.status).toBe(409);
+  });
+});
+
+describe('cancel reasons', () => {
+  const cancel = (id: string, body: Record<string, unknown>) =>
+    stack.http.post(`/v1/payments/${id}/cancel`).set(bearer(f.merchant.secretKey)).send(body);
+
+  for (const reason of ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned']) {
+    it(`stores and shows ${reason} as given, and takes ${reason.toUpperCase()} too, shown lower-case`, async () => {
+      for (const sent of [reason, reason.toUpperCase()]) {
+        const created = await createPayment(stack, f.merchant);
+        const res = await cancel(created.body.data.id, { reason: sent });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.body.data).toMatchObject({ status: 'CANCELED', cancellation_reason: reason });
+        expect((await getPayment(stack, f.merchant, created.body.data.id, '')).cancellation_reason).toBe(reason);
+        expect((await stack.db('live.payments').where({ id: created.body.data.id }).first()).cancellation_reason).toBe(reason);
+      }
+    });
+  }
+
+  it('refuses any other reason with 400 at body/reason, and leaves the payment as it was', async () => {
+    const created = await createPayment(stack, f.merchant);
+    for (const reason of ['nope', 'Duplicate', '', 'authorization_expired', 'expired', 42]) {
+      const res = await cancel(created.body.data.id, { reason });
+      expect(res.status, String(reason)).toBe(400);
+      expect(res.body.error.details.reason).toBe('validation_failed');
+      expect(new Set(res.body.error.details.fields.map((x: any) => x.path))).toEqual(new Set(['body/reason']));
+    }
+    expect((await getPayment(stack, f.merchant, created.body.data.id, '')).status).toBe('CREATED');
+  });
+
+  it('documents the lower-case reasons, and the upper-case ones as aliases', async () => {
+    const doc = (await stack.http.get('/v1/openapi.json')).body;
+    const schema = doc.paths['/v1/payments/{id}/cancel'].post.requestBody.content['application/json'].schema.properties.reason;
+    const [lower, upper] = schema.anyOf;
+    expect(lower.enum).toEqual(['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned']);
+    expect(upper).toMatchObject({ enum: ['DUPLICATE', 'FRAUDULENT', 'REQUESTED_BY_CUSTOMER', 'ABANDONED'], deprecated: true });
   });
 });
 
