@@ -15,7 +15,7 @@ import { insertCard } from '../../db/repositories/payment-methods';
 import { validateCard, ValidCard } from '../../lib/cards';
 import { newId } from '../../lib/ids';
 import { createActivities } from '../../activities';
-import { PaymentInput, paymentUpdates, paymentWorkflowId, TASK_QUEUES } from '../../workflows/shared';
+import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId, TASK_QUEUES } from '../../workflows/shared';
 
 /**
  * Which card a payment may be charged with, and what a publishable key may see. A saved card belongs to
@@ -317,8 +317,11 @@ describe('what a publishable key reads', () => {
 });
 
 describe('workflows re-check the payment method against Postgres', () => {
-  /** Starts a payment workflow directly on Temporal, as someone who can reach it might, and confirms it with `paymentMethodId`. */
-  async function forge(customerId: string | undefined, paymentMethodId: string): Promise<string> {
+  /**
+   * Starts a payment workflow directly on Temporal, as someone who can reach it might, and confirms it with
+   * `paymentMethodId`: by a `confirm` update, or inside the `create` update (`via: 'create'`).
+   */
+  async function forge(customerId: string | undefined, paymentMethodId: string, via: 'confirm' | 'create' = 'confirm'): Promise<string> {
     const client = await stack.deps.temporal();
     const paymentId = newId('pay');
     const input: PaymentInput = {
@@ -328,7 +331,11 @@ describe('workflows re-check the payment method against Postgres', () => {
       context: { actor: { type: 'system', id: 'forger' } },
     };
     const handle = await client.workflow.start('paymentWorkflow', { workflowId: paymentWorkflowId(paymentId), taskQueue: TASK_QUEUES.payments, args: [input] });
-    await handle.executeUpdate(paymentUpdates.create, { args: [] });
+    if (via === 'create') {
+      await handle.executeUpdate<CommandResult, [CreateInput]>(paymentUpdates.create.name, { args: [{ confirm: { paymentMethodId, context: input.context } }] });
+      return paymentId;
+    }
+    await handle.executeUpdate(paymentUpdates.create.name);
     await handle.executeUpdate(paymentUpdates.confirm, { args: [{ paymentMethodId, context: input.context }] });
     return paymentId;
   }
@@ -353,6 +360,15 @@ describe('workflows re-check the payment method against Postgres', () => {
     const before = await processorCalls();
     await expectFailedWithoutCharge(await forge(buyer, victimCard), before);
     await expectFailedWithoutCharge(await forge(undefined, victimCard), before);
+  });
+
+  it('refuses them the same when the confirm rides in the create update', async () => {
+    const [victim, buyer] = [await newCustomer(f.merchant), await newCustomer(f.merchant)];
+    const victimCard = await savedCard(f.merchant, victim);
+    const foreign = await savedCard(other.merchant, await newCustomer(other.merchant));
+    const before = await processorCalls();
+    await expectFailedWithoutCharge(await forge(buyer, victimCard, 'create'), before);
+    await expectFailedWithoutCharge(await forge(undefined, foreign, 'create'), before);
   });
 
   it('refuses a single-use card bound to another payment', async () => {
