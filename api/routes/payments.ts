@@ -121,7 +121,13 @@ interface ConfirmFields {
 }
 
 /** The payment a confirm is for, as far as its card is concerned. */
-interface ConfirmTarget { paymentId: string; accountId: string; customerId: string | null }
+interface ConfirmTarget {
+  paymentId: string;
+  accountId: string;
+  customerId: string | null;
+  /** Runs before a valid inline card is saved to `customerId` (create: writes the guest customer first). */
+  beforeSave?: () => Promise<void>;
+}
 
 /**
  * The pm_ id a confirm goes on with, checked before anything reaches Temporal: a `payment_method_id`
@@ -131,7 +137,8 @@ interface ConfirmTarget { paymentId: string; accountId: string; customerId: stri
  */
 async function cardForConfirm(deps: ApiDeps, env: Environment, target: ConfirmTarget, body: ConfirmFields): Promise<{ paymentMethodId: string; vaulted?: string }> {
   if (body.payment_method_id) {
-    const usable = await findUsableCard(deps.db, env, { paymentMethodId: body.payment_method_id, ...target });
+    const { paymentId, accountId, customerId } = target;
+    const usable = await findUsableCard(deps.db, env, { paymentMethodId: body.payment_method_id, paymentId, accountId, customerId });
     if (!usable) throw unusablePaymentMethod();
     return { paymentMethodId: body.payment_method_id };
   }
@@ -140,6 +147,7 @@ async function cardForConfirm(deps: ApiDeps, env: Environment, target: ConfirmTa
     throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
   }
   const saveTo = body.save_payment_method && target.customerId ? target.customerId : null;
+  if (saveTo) await target.beforeSave?.();
   const row = await insertCard(deps.db, deps.vault, env, {
     accountId: target.accountId, customerId: saveTo, paymentId: saveTo ? null : target.paymentId,
     card: checked.card, holderName: body.payment_method!.card.holder_name,
@@ -272,11 +280,12 @@ export const paymentRoutes = [
       let confirmInput: ConfirmInput | undefined;
       let vaulted: string | undefined;
       if (body.confirm) {
-        const customerId = body.customer_id ?? guestCustomer?.id ?? null;
-        // Saving to a guest customer needs its row first (payment_methods.customer_id references customers);
-        // the workflow's createPaymentRecord then keeps it as it is.
-        if (guestCustomer && body.save_payment_method && body.payment_method) await insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer);
-        const card = await cardForConfirm(deps, env, { paymentId, accountId: scope.account.id, customerId }, body);
+        const card = await cardForConfirm(deps, env, {
+          paymentId, accountId: scope.account.id, customerId: body.customer_id ?? guestCustomer?.id ?? null,
+          // Saving to a guest customer needs its row first (payment_methods.customer_id references customers);
+          // the workflow's createPaymentRecord then keeps it as it is.
+          beforeSave: guestCustomer && (() => insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer)),
+        }, body);
         vaulted = card.vaulted;
         // routing and installments are the payment's own (as on a plain create); the walk reads them from its row.
         confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal) };

@@ -150,12 +150,20 @@ describe('creating and confirming in one request', () => {
     expect((await sim.stats()).calls).toBe(calls);
   });
 
-  it('refuses an invalid inline card with 400 invalid_card, creating nothing', async () => {
+  it('refuses an invalid inline card with 400 invalid_card, creating nothing (not even the guest customer)', async () => {
     const payments = await paymentCount(f.merchant);
-    const res = await createConfirmed(f.merchant, { payment_method: card('4242424242424241') });
-    expect(res.status).toBe(400);
-    expect(res.body.error.details.reason).toBe('invalid_card');
+    const customers = async () => Number((await stack.db('live.customers').where({ account_id: f.merchant.account.id }).count().first())!.count);
+    const before = await customers();
+    for (const body of [
+      { payment_method: card('4242424242424241') },
+      { customer: { name: 'Guest' }, save_payment_method: true, payment_method: card('4242424242424241') },
+    ]) {
+      const res = await createConfirmed(f.merchant, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.reason).toBe('invalid_card');
+    }
     expect(await paymentCount(f.merchant)).toBe(payments);
+    expect(await customers()).toBe(before);
   });
 
   it('takes the confirm fields only with confirm: true, and confirm: true only with a payment method', async () => {
