@@ -50,6 +50,25 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   app.use(jsonBody());
   app.use(open.routes());
   app.use(v1.routes());
-  app.use(v1.allowedMethods({ throw: true, methodNotAllowed: () => new ApiError('method_not_allowed'), notImplemented: () => new ApiError('method_not_allowed') }));
+  app.use(methodNotAllowed(v1));
   return app;
+}
+
+/**
+ * A known path asked with another method: 405 `method_not_allowed` with `Allow` listing the path's
+ * methods (RFC 9110 requires it), in the error envelope. The router's own answer (405, or 501 for a
+ * method it does not implement at all, such as TRACE) is only read for its Allow; OPTIONS keeps the
+ * router's 200 with Allow. The routers fill `ctx.matched` together, so the open routes count too.
+ */
+function methodNotAllowed(router: Router): Koa.Middleware {
+  const allowedMethods = router.allowedMethods() as unknown as Koa.Middleware;
+  return async (ctx, next) => {
+    await allowedMethods(ctx, next);
+    if (ctx.status !== 405 && ctx.status !== 501) return;
+    const allow = ctx.response.get('Allow');
+    if (allow) throw new ApiError('method_not_allowed', undefined, {}, { Allow: allow });
+    // No route has this path: the 404 route_not_found the error handler gives any unknown path.
+    ctx.remove('Allow');
+    ctx.status = 404;
+  };
 }
