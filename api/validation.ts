@@ -2,32 +2,71 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, FieldError } from './errors';
+import { GRAMMAR_SCHEMAS, NO_NUL, requestSchema, SHARED_SCHEMAS } from './schemas';
 
 // Bodies are validated exactly as sent; query strings and path params arrive as text and are coerced.
-const bodyAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false }));
-const queryAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true }));
+// `verbose` gives each error its schema, to tell an unknown request field from a word outside a grammar.
+const options = { allErrors: true, strict: false, verbose: true, schemas: [...SHARED_SCHEMAS] };
+const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
+const queryAjv = addFormats(new Ajv({ ...options, coerceTypes: true }));
 
-function toFieldErrors(errors: ErrorObject[], root: string): FieldError[] {
-  return errors.map((e) => {
-    const base = `${root}${e.instancePath}`;
-    if (e.keyword === 'additionalProperties') {
-      return { path: `${base}/${(e.params as { additionalProperty: string }).additionalProperty}`, message: 'is not a known field' };
-    }
-    if (e.keyword === 'required') {
-      return { path: `${base}/${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
-    }
-    return { path: base, message: e.message ?? 'is not valid' };
-  });
+const NUL_MESSAGE = 'must not contain the NUL character (\\u0000)';
+
+/** A path segment as the error shows it: a NUL character written out, so paths stay printable. */
+const printable = (segment: string) => segment.split('\u0000').join('\\u0000');
+
+function messageOf(e: ErrorObject): string {
+  if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === NO_NUL) return NUL_MESSAGE;
+  return e.message ?? 'is not valid';
 }
 
-export interface Validator<T> { (value: unknown): T }
+/** A rule across fields (api/schemas.ts `ExactlyOne`, `OnlyWhen`) says what breaking it means in `x-error`. */
+const ruleMessage = (e: ErrorObject): string | undefined => {
+  const parent = e.parentSchema as Record<string, unknown> | undefined;
+  return typeof parent?.['x-error'] === 'string' ? parent['x-error'] : undefined;
+};
 
-/** Postgres text and jsonb cannot hold U+0000: such input is invalid, not a 500 when it reaches a query. */
+function toFieldErrors(errors: ErrorObject[], root: string): FieldError[] {
+  // A broken rule is one error: the failures of its branches (oneOf's `required`s) are not the story.
+  const rules = errors.filter((e) => ruleMessage(e) && ['oneOf', 'anyOf', 'not'].includes(e.keyword)).map((e) => `${e.schemaPath}/`);
+  const out: FieldError[] = [];
+  for (const e of errors) {
+    if (e.keyword === 'if' || rules.some((r) => e.schemaPath.startsWith(r))) continue;
+    const base = printable(`${root}${e.instancePath}`);
+    const rule = ruleMessage(e);
+    if (e.keyword === 'additionalProperties') {
+      const grammar = GRAMMAR_SCHEMAS.has(e.parentSchema as object);
+      out.push({ path: `${base}/${printable((e.params as { additionalProperty: string }).additionalProperty)}`, message: grammar ? 'is not a field, operator or combinator allowed here' : 'is not a known field' });
+    } else if (e.keyword === 'required') {
+      out.push({ path: `${base}/${(e.params as { missingProperty: string }).missingProperty}`, message: rule ?? 'is required' });
+    } else if (e.keyword === 'not' && rule) {
+      // `not: { required: [field] }`: the field is the one not allowed.
+      const forbidden = ((e.parentSchema as { not?: { required?: string[] } }).not?.required ?? []);
+      out.push({ path: forbidden.length === 1 ? `${base}/${forbidden[0]}` : base, message: rule });
+    } else if (e.keyword === 'propertyNames') {
+      // The key itself is wrong: the path names it, the message is the key's own error (reported alongside).
+      const name = (e.params as { propertyName: string }).propertyName;
+      const cause = errors.find((c) => c.propertyName === name && c.instancePath === e.instancePath && c.keyword !== 'propertyNames');
+      out.push({ path: `${base}/${printable(name)}`, message: cause ? `key ${messageOf(cause)}` : 'is not a valid key' });
+    } else if (e.propertyName === undefined) {
+      out.push({ path: base, message: rule ?? messageOf(e) });
+    }
+  }
+  return out;
+}
+
+/** A validator, and the schema it validates with (which the OpenAPI document shows). */
+export interface Validator<T> { (value: unknown): T; readonly schema: TSchema }
+
+/**
+ * The NUL rule is part of every schema (requestSchema); this walk stays as a backstop for a string
+ * pattern of a route's own that would let U+0000 through.
+ */
 function nulCharacterAt(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   for (const [key, item] of Object.entries(value)) {
-    const itemPath = `${path}/${key.split('\u0000').join('\\u0000')}`;
+    const itemPath = `${path}/${printable(key)}`;
     if (key.includes('\u0000')) return itemPath;
     const found = nulCharacterAt(item, itemPath);
     if (found) return found;
@@ -35,19 +74,21 @@ function nulCharacterAt(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
-function compile<T>(ajv: Ajv, schema: TSchema, root: string): Validator<T> {
+function compile<T>(ajv: Ajv, routeSchema: TSchema, root: string): Validator<T> {
+  const schema = requestSchema(routeSchema);
   const validate: ValidateFunction = ajv.compile(schema);
-  return (value: unknown): T => {
+  const validator = (value: unknown): T => {
     if (validate(value)) {
       const nul = nulCharacterAt(value, root);
-      if (nul) throw ApiError.validation([{ path: nul, message: 'must not contain the NUL character (\\u0000)' }]);
+      if (nul) throw ApiError.validation([{ path: nul, message: NUL_MESSAGE }]);
       return value as T;
     }
     const errors = validate.errors ?? [];
     const fields = toFieldErrors(errors, root);
-    const unknown = errors.some((e) => e.keyword === 'additionalProperties');
+    const unknown = errors.some((e) => e.keyword === 'additionalProperties' && !GRAMMAR_SCHEMAS.has(e.parentSchema as object));
     throw ApiError.validation(fields, unknown ? 'unknown_field' : 'validation_failed');
   };
+  return Object.assign(validator, { schema });
 }
 
 export const bodyValidator = <T>(schema: TSchema): Validator<T> => compile<T>(bodyAjv, schema, 'body');

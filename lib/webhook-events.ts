@@ -36,6 +36,9 @@ export const VERIFICATION_EVENT_TYPE = 'webhook_endpoint.verification';
 const KNOWN = new Set<string>(WEBHOOK_EVENT_TYPES);
 const FAMILIES = new Set(WEBHOOK_EVENT_TYPES.map((name) => name.slice(0, name.indexOf('.'))));
 
+/** Every entry an endpoint's `events` filter may hold: `*`, the catalogue's names and `<family>.*`. */
+export const WEBHOOK_EVENT_FILTERS: readonly string[] = ['*', ...WEBHOOK_EVENT_TYPES, ...[...FAMILIES].map((family) => `${family}.*`)];
+
 /** True for `*`, a catalogue name, or `<family>.*` of a catalogue family. */
 export function isValidEventFilter(entry: string): boolean {
   if (entry === '*' || KNOWN.has(entry)) return true;

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import coBody from 'co-body';
 import { ApiError } from '../errors';
+import { MAX_BODY_DEPTH } from '../schemas';
 
 export const BODY_LIMIT = '1mb';
 
@@ -15,10 +16,27 @@ export function jsonBody(): Koa.Middleware {
       } else {
         if (!ctx.is('application/json', '+json')) throw new ApiError('unsupported_media_type');
         ctx.request.body = await coBody.json(ctx, { limit: BODY_LIMIT, strict: true });
+        // Before anything walks the body recursively (the Idempotency-Key fingerprint, validation): a
+        // body nested thousands deep would overflow the stack there and answer 500.
+        if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
+          throw ApiError.validation([{ path: 'body', message: `must not nest objects and arrays more than ${MAX_BODY_DEPTH} levels deep` }]);
+        }
       }
     }
     await next();
   };
+}
+
+/** Whether objects and arrays nest more than `max` levels (the outermost is level 1); iterative. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(item)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 declare module 'koa' {

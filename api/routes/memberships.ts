@@ -22,6 +22,7 @@ export const membershipRoutes = [
     tag: 'Account memberships',
     summary: 'Give a user a role on an account',
     permission: 'account:membership:create',
+    errors: ['conflict'],
     status: 201,
     message: 'Account membership created',
     body: Obj({ user_id: Type.String({ minLength: 1, maxLength: 100 }), role: Role }),
@@ -30,7 +31,7 @@ export const membershipRoutes = [
       const scope = await access.forAccount();
       try {
         const row = await deps.db.transaction(async (trx) => {
-          // Users come into being on first sight (DESIGN §3); one invited before signing in is one too.
+          // Users come into being on first sight (docs/api-conventions.md#authentication); one invited before signing in is one too.
           await trx('core.users').insert({ id: body.user_id }).onConflict('id').ignore();
           const [inserted] = await trx('core.account_memberships')
             .insert({ id: newId('mem'), account_id: scope.account.id, user_id: body.user_id, role: body.role })
@@ -69,6 +70,7 @@ export const membershipRoutes = [
     tag: 'Account memberships',
     summary: 'Remove a membership; the user loses access to the account at once',
     permission: 'account:membership:delete',
+    errors: ['last_owner'],
     envelope: 'void',
     message: 'Account membership deleted',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),

@@ -11,7 +11,7 @@ import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
-import { Currency, FreeForm, Obj } from '../schemas';
+import { Currency, FreeForm, Obj, RuleConditions } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
 import { DeletedSchema, ProviderConfigFeeSchema, ProviderConfigSchema, RoutingRuleSchema } from './routing-schemas';
 
@@ -23,7 +23,7 @@ const Credentials = Type.Object({}, {
   additionalProperties: true,
   description: 'validated against the provider\'s schemas.credentials; stored encrypted, answered masked',
 });
-const Conditions = Type.Object({}, { additionalProperties: true, description: 'routing rule conditions (DESIGN §5)' });
+const Conditions = RuleConditions;
 /** fees.volume_fee is numeric(8,4). */
 const VOLUME_FEE_DECIMALS = 4;
 
@@ -76,6 +76,7 @@ export const providerConfigRoutes = [
     tag: TAG,
     summary: 'Connect the account to a payment provider with its credentials',
     permission: 'routing:write',
+    errors: ['not_found'],
     status: 201,
     message: 'Payment provider config created',
     body: Obj({
@@ -190,6 +191,7 @@ export const providerConfigRoutes = [
     tag: TAG,
     summary: 'Add the fee the provider charges for one method and installment count',
     permission: 'routing:write',
+    errors: ['fee_already_exists'],
     status: 201,
     message: 'Fee created',
     params: ConfigParams,

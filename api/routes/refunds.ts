@@ -7,7 +7,7 @@ import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
 import { defineRoute, workflowContext } from '../route';
-import { Amount, Id, Metadata, Obj, Pagination, Resource, Timestamp } from '../schemas';
+import { Amount, ExactlyOne, Id, Metadata, Obj, OnlyWhen, Pagination, Resource, Timestamp } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
 import {
   RefundReason, refundUpdates, refundWorkflowId, RefundWorkflowInput, SEARCH_ATTRIBUTES, TASK_QUEUES,
@@ -57,6 +57,7 @@ export const refundRoutes = [
     tag: TAG,
     summary: 'Refund a captured charge (or a payment\'s captured charge), in full or in part',
     permission: 'refund:create',
+    errors: ['not_found', 'invalid_state', 'refund_exceeds_available', 'temporal_unavailable'],
     status: 201,
     message: 'Refund created',
     body: Obj({
@@ -66,7 +67,7 @@ export const refundRoutes = [
       reason: Type.Optional(Type.Union(REASONS.map((r) => Type.Literal(r)))),
       reason_other: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
       metadata: Type.Optional(Metadata),
-    }),
+    }, { allOf: [ExactlyOne('payment_id', 'charge_id'), OnlyWhen('reason_other', 'reason', 'OTHER')] }),
     response: RefundSchema,
     async handler({ body, access, deps, ctx, principal }) {
       if (!!body.payment_id === !!body.charge_id) {

@@ -7,7 +7,7 @@ import type { Db } from '../../db/knex';
 import { serializeWebhookDelivery, serializeWebhookEndpoint } from '../../db/serialize';
 import { looksLikeId, newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
-import { isValidEventFilter } from '../../lib/webhook-events';
+import { isValidEventFilter, WEBHOOK_EVENT_FILTERS } from '../../lib/webhook-events';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
 import { recoverDeliveries, resendDelivery, type ReplayDeps } from '../../lib/webhook-replay';
 import { isAlreadyStarted } from '../../lib/webhook-start';
@@ -55,7 +55,7 @@ const DeliverySchema = Resource('webhook_delivery', {
 });
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https (live); private addresses refused unless WEBHOOK_ALLOW_PRIVATE' });
-const Events = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+const Events = Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...WEBHOOK_EVENT_FILTERS] }), {
   minItems: 1, maxItems: 100, description: 'Event names, `<family>.*`, or `*` (everything).',
 });
 const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
@@ -150,6 +150,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Register a webhook endpoint; answers with its signing secret (once) and starts the handshake',
     permission: 'webhook:write',
+    errors: ['webhook_url_not_allowed'],
     status: 201,
     message: 'Webhook endpoint created',
     body: Obj({ url: Url, events: Type.Optional(Events), description: Type.Optional(Description), metadata: Type.Optional(Metadata) }),
@@ -211,6 +212,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Update a webhook endpoint; a new URL must pass the handshake again; `disabled` turns deliveries off and on',
     permission: 'webhook:write',
+    errors: ['webhook_url_not_allowed'],
     message: 'Webhook endpoint updated',
     params: Params,
     body: Obj({
@@ -272,6 +274,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Run the handshake now and answer with its result (a pending endpoint that passes is enabled)',
     permission: 'webhook:write',
+    errors: ['temporal_unavailable'],
     message: 'Webhook endpoint verification finished',
     params: Params,
     response: Type.Intersect([EndpointSchema, Type.Object({ verification: VerificationSchema })]),
@@ -307,6 +310,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Issue a new signing secret (shown once); the previous one keeps signing until it expires',
     permission: 'webhook:write',
+    errors: ['conflict', 'temporal_unavailable'],
     message: 'Webhook secret rotated',
     params: Params,
     body: Obj({
@@ -358,6 +362,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Re-send every failed or dead-lettered delivery of the endpoint created in [since, until)',
     permission: 'webhook:write',
+    errors: ['invalid_state', 'temporal_unavailable'],
     message: 'Webhook deliveries recovered',
     params: Params,
     body: Obj({ since: Type.String({ format: 'date-time' }), until: Type.Optional(Type.String({ format: 'date-time' })) }),
@@ -421,6 +426,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Send a delivery again now (same webhook-id); a retrying one skips its wait',
     permission: 'webhook:write',
+    errors: ['invalid_state', 'conflict', 'temporal_unavailable'],
     message: 'Webhook delivery replay started',
     params: Params,
     response: DeliverySchema,

@@ -1,4 +1,4 @@
-// Routing-rule conditions (DESIGN §5 "Rule conditions"): a small, closed grammar evaluated by one pure
+// Routing-rule conditions (docs/providers-and-routing.md#rule-conditions): a small, closed grammar evaluated by one pure
 // function. Rules are validated when they are written, so the evaluator can stay simple and total.
 
 export type Scalar = string | number;
@@ -35,9 +35,9 @@ export interface ConditionError {
   message: string;
 }
 
-type FieldKind = 'number' | 'currency' | 'country' | 'network' | 'text';
+export type FieldKind = 'number' | 'currency' | 'country' | 'network' | 'text';
 
-const FIELDS: Record<string, FieldKind> = {
+export const FIELDS: Record<string, FieldKind> = {
   amount: 'number',
   installments: 'number',
   currency: 'currency',
@@ -46,18 +46,19 @@ const FIELDS: Record<string, FieldKind> = {
   'customer.country': 'country',
 };
 
-const METADATA_PREFIX = 'metadata.';
-const METADATA_KEY_MAX = 40;
-const COMBINATORS = ['all', 'any'] as const;
-const OPERATORS = ['eq', 'neq', 'in', 'nin', 'gt', 'gte', 'lt', 'lte'] as const;
-type Operator = (typeof OPERATORS)[number];
-const ORDERING: ReadonlySet<Operator> = new Set(['gt', 'gte', 'lt', 'lte']);
-const LISTS: ReadonlySet<Operator> = new Set(['in', 'nin']);
+export const METADATA_PREFIX = 'metadata.';
+/** In characters (code points), as JSON Schema's maxLength counts them. */
+export const METADATA_KEY_MAX = 40;
+export const COMBINATORS = ['all', 'any'] as const;
+export const OPERATORS = ['eq', 'neq', 'in', 'nin', 'gt', 'gte', 'lt', 'lte'] as const;
+export type Operator = (typeof OPERATORS)[number];
+export const ORDERING: ReadonlySet<Operator> = new Set(['gt', 'gte', 'lt', 'lte']);
+export const LISTS: ReadonlySet<Operator> = new Set(['in', 'nin']);
 // Deep enough for any sensible rule, shallow enough that a hostile body cannot blow the stack.
-const MAX_DEPTH = 8;
+export const MAX_DEPTH = 8;
 
 // Upper-case codes, as the payment facts carry them: a rule saying "usd" would otherwise never match.
-const VALUE_FORMATS: Record<Exclude<FieldKind, 'number'>, { pattern: RegExp; describe: string }> = {
+export const VALUE_FORMATS: Record<Exclude<FieldKind, 'number'>, { pattern: RegExp; describe: string }> = {
   currency: { pattern: /^[A-Z]{3}$/, describe: 'an upper-case ISO-4217 code such as "USD"' },
   country: { pattern: /^[A-Z]{2}$/, describe: 'an upper-case ISO-3166 alpha-2 code such as "US"' },
   network: { pattern: /^[A-Z][A-Z0-9_]*$/, describe: 'an upper-case card network such as "VISA"' },
@@ -66,10 +67,11 @@ const VALUE_FORMATS: Record<Exclude<FieldKind, 'number'>, { pattern: RegExp; des
 
 function fieldKind(field: string): FieldKind | undefined {
   if (field.startsWith(METADATA_PREFIX)) {
-    const key = field.slice(METADATA_PREFIX.length);
-    return key.length > 0 && key.length <= METADATA_KEY_MAX ? 'text' : undefined;
+    const length = [...field.slice(METADATA_PREFIX.length)].length;
+    return length > 0 && length <= METADATA_KEY_MAX ? 'text' : undefined;
   }
-  return FIELDS[field];
+  // Own keys only: `toString` or `constructor` are not fields.
+  return Object.hasOwn(FIELDS, field) ? FIELDS[field] : undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
