@@ -2,11 +2,18 @@ import type Koa from 'koa';
 import { ulid } from 'ulid';
 import { logger } from '../../lib/logger';
 
-const CLIENT_REQUEST_ID = /^[\w.:-]{1,200}$/;
+/**
+ * The request ids the server answers with: a client's X-Request-Id that matches this is echoed, any
+ * other value (too long, other characters, empty) is replaced by a generated `req_<ulid>`, which
+ * matches it too. A correlation header never fails a request: a proxy that adds ids of another shape
+ * must not turn every call into a 400. The OpenAPI document declares exactly this.
+ */
+export const REQUEST_ID_PATTERN = '^[A-Za-z0-9_.:-]{1,200}$';
+const CLIENT_REQUEST_ID = new RegExp(REQUEST_ID_PATTERN);
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 
 /**
- * Gives every request an id (echoed from X-Request-Id when the client sent a sane one) and a trace id
+ * Gives every request an id (echoed from X-Request-Id when it matches REQUEST_ID_PATTERN) and a trace id
  * (from a W3C traceparent when present), and logs one structured line when the response is done.
  */
 export function requestContext(): Koa.Middleware {

@@ -35,6 +35,7 @@ export const accountRoutes = [
     tag: 'Accounts',
     summary: 'Create a production account, or a sandbox account linked to one',
     permission: null,
+    errors: ['prod_account_id_required', 'account_access_denied'],
     userOnly: true,
     status: 201,
     message: 'Account created',

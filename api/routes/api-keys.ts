@@ -150,6 +150,7 @@ export const apiKeyRoutes = [
     tag: 'API keys',
     summary: 'Rotate a managed key\'s secret; the new value is shown in this response only',
     permission: 'account:api:key:update',
+    errors: ['key_not_managed', 'conflict', 'temporal_unavailable'],
     message: 'API key regenerated',
     params: KeyParams,
     response: ApiKeySchema,

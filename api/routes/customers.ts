@@ -251,6 +251,7 @@ export const customerRoutes = [
     tag: 'Customers',
     summary: 'Store a card for a customer (tokenize); only network, last4 and expiry are ever shown',
     permission: 'customer:write',
+    errors: ['invalid_card'],
     status: 201,
     message: 'Payment method created',
     params: CustomerParams,

@@ -53,6 +53,7 @@ export const paymentProviderRoutes = [
     tag: 'Payment providers',
     summary: 'Register a payment provider in the live or the sandbox environment (system actor only)',
     permission: null,
+    errors: ['unknown_provider_adapter'],
     systemOnly: true,
     status: 201,
     message: 'Payment provider created',

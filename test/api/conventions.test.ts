@@ -179,7 +179,8 @@ describe('envelopes and errors', () => {
     const doc = (await stack.http.get('/v1/openapi.json')).body;
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/v1/accounts'].post.requestBody.content['application/json'].schema.required).toContain('name');
-    expect(Object.keys(doc.paths['/v1/accounts'].post.responses).sort()).toEqual(['201', '400', '401', '403', '404', '409', '422', '429', '500']);
+    // Exactly the statuses creating an account can answer (no path resource, so no 404).
+    expect(Object.keys(doc.paths['/v1/accounts'].post.responses).sort()).toEqual(['201', '400', '401', '403', '409', '415', '422', '429', '500', '503']);
   });
 });
 
