@@ -2,20 +2,12 @@
  * Names shared by the API (client side) and the workflows: task queues and search attributes.
  * Imported by both, so it stays free of Node and I/O.
  */
-import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { RequestContext } from './contract';
 
-export const TASK_QUEUES = { payments: 'payments', webhooks: 'webhooks' } as const;
-
-export const SEARCH_ATTRIBUTES = {
-  PaymentId: defineSearchAttributeKey('PaymentId', 'KEYWORD'),
-  AccountId: defineSearchAttributeKey('AccountId', 'KEYWORD'),
-  PaymentStatus: defineSearchAttributeKey('PaymentStatus', 'KEYWORD'),
-  Environment: defineSearchAttributeKey('Environment', 'KEYWORD'),
-  ProviderConfigId: defineSearchAttributeKey('ProviderConfigId', 'KEYWORD'),
-  /** PENDING, SUCCEEDED, FAILED, or REJECTED (the amount could not be reserved): on refund workflows. */
-  RefundStatus: defineSearchAttributeKey('RefundStatus', 'KEYWORD'),
-} as const;
+// Moving to workflows/contract.ts and workflows/<feature>/contract.ts (docs/architecture.md).
+export { TASK_QUEUES, SEARCH_ATTRIBUTES } from './contract';
+export type { Actor, Environment, RequestContext } from './contract';
 
 // ---------------------------------------------------------------------------------------------------
 // Payments: the workflow `payment/<pay_id>` and its messages. Everything here carries ids and facts,
@@ -31,10 +23,6 @@ export interface RoutingHintsInput {
   exclude_provider_config_ids?: string[];
   max_attempts?: number;
 }
-
-export interface Actor { type: 'user' | 'system' | 'api_key'; id: string; apiKeyId?: string }
-
-export interface RequestContext { requestId?: string; traceId?: string; actor: Actor }
 
 export interface PaymentInput {
   paymentId: string;
