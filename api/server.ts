@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
-import { connectClient } from '../lib/temporal';
+import { connectClient } from '../workflows/client';
 import type { Db } from '../db/knex';
 import { createAuthenticator } from './auth/authenticate';
 import type { ApiDeps } from './deps';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, ROOT_DIR } from '../lib/config';
-import { startLocalTemporal, TemporalCliMissing } from '../lib/temporal';
+import { startLocalTemporal, TemporalCliMissing } from '../scripts/local-temporal';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { signDevToken } from '../lib/tokens';
 import { createDb, migrate } from '../db/knex';

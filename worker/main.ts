@@ -1,7 +1,7 @@
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
 import { exitOnConfigError, loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
-import { connectClient, connectionOptions } from '../lib/temporal';
+import { connectClient, connectionOptions } from '../workflows/client';
 import { createDb } from '../db/knex';
 import { createWorkers } from './worker';
 import { ensureStuckPaymentWatchdog, watchdogInterval } from './watchdog';

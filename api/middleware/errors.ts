@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { logger } from '../../lib/logger';
 import { ApiError, errorBody } from '../errors';
+import { temporalUnavailableError } from '../../workflows/client';
 
 const PG_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
 
@@ -17,9 +18,8 @@ export function toApiError(err: unknown, requestId?: string): ApiError {
   if ((e?.code && PG_UNAVAILABLE.has(e.code)) || /Knex: Timeout acquiring a connection|Connection terminated/i.test(e?.message ?? '')) {
     return new ApiError('database_unavailable', undefined, {}, { 'Retry-After': '5' });
   }
-  if (e?.name === 'ServiceError' || e?.name === 'TransportError' || /14 UNAVAILABLE|Failed to connect/i.test(e?.message ?? '')) {
-    return new ApiError('temporal_unavailable', undefined, {}, { 'Retry-After': '5' });
-  }
+  const temporalDown = temporalUnavailableError(err);
+  if (temporalDown) return temporalDown;
   logger.error({ err, request_id: requestId }, 'unhandled error');
   return new ApiError('internal_error');
 }

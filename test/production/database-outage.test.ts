@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { LocalTemporal, startLocalTemporal } from '../../lib/temporal';
+import { LocalTemporal, startLocalTemporal } from '../../scripts/local-temporal';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { card, CARDS, createPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';

@@ -1,6 +1,6 @@
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalTemporal, startLocalTemporal } from '../../lib/temporal';
+import { LocalTemporal, startLocalTemporal } from '../../scripts/local-temporal';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { card, CARDS, createPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker } from '../support/worker-process';

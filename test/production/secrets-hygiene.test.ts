@@ -1,7 +1,7 @@
 import supertest from 'supertest';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalTemporal, startLocalTemporal } from '../../lib/temporal';
+import { LocalTemporal, startLocalTemporal } from '../../scripts/local-temporal';
 import { bearer, startStack, TEST_JWT_SECRET, TEST_SYSTEM_JWT_SECRET, TestStack } from '../support/stack';
 import { card, CARDS, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';

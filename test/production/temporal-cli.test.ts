@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROOT_DIR } from '../../lib/config';
-import { TEMPORAL_CLI_MISSING } from '../../lib/temporal';
+import { TEMPORAL_CLI_MISSING } from '../../scripts/local-temporal';
 import { ensureTemporalCli, findTemporalCli, temporalVenvDir } from '../../scripts/temporal-cli';
 
 /**

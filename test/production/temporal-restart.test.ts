@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalTemporal, startLocalTemporal } from '../../lib/temporal';
+import { LocalTemporal, startLocalTemporal } from '../../scripts/local-temporal';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { card, CARDS, createPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { createDb, migrate } from '../../db/knex';
 import { startEmbeddedPostgres } from '../../db/embedded';
-import { startLocalTemporal } from '../../lib/temporal';
+import { startLocalTemporal } from '../../scripts/local-temporal';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
 
 const TMP = join(__dirname, '..', '.tmp');

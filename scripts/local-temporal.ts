@@ -1,29 +1,10 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+/**
+ * A local Temporal dev server for `npm start`, the bench and the test suite, and what to say when there
+ * is no Temporal CLI to run it with (scripts/temporal-cli.ts finds or installs one).
+ */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection, ConnectionOptions } from '@temporalio/client';
-import type { Config } from './config';
-import { SEARCH_ATTRIBUTES } from '../workflows/shared';
-
-/** gRPC connection options for a cluster or Temporal Cloud (API key and/or mTLS), shared by client and worker. */
-export function connectionOptions(config: Config, address: string): ConnectionOptions & { apiKey?: string } {
-  const tls = config.temporal.tls;
-  return {
-    address,
-    apiKey: config.temporal.apiKey,
-    tls: tls
-      ? {
-          serverNameOverride: tls.serverName,
-          serverRootCACertificate: tls.caPath ? readFileSync(tls.caPath) : undefined,
-          clientCertPair: tls.certPath && tls.keyPath ? { crt: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) } : undefined,
-        }
-      : undefined,
-  };
-}
-
-export async function connectClient(config: Config, address: string): Promise<Client> {
-  const connection = await Connection.connect({ ...connectionOptions(config, address), connectTimeout: '5s' });
-  return new Client({ connection, namespace: config.temporal.namespace });
-}
+import { SEARCH_ATTRIBUTES } from '../workflows/contract';
 
 /**
  * The binary a local Temporal server runs from: a file on this machine, or the SDK's own download

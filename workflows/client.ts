@@ -1,0 +1,103 @@
+/**
+ * What every feature's command client (`workflows/<feature>/client.ts`) shares: the connection to
+ * Temporal, the link into its UI, and Temporal's failures read by type (docs/architecture.md). Client
+ * side only: never imported by workflow code, which runs in Temporal's sandbox.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  ApplicationFailure, Client, Connection, ConnectionOptions, isGrpcServiceError, ServiceError,
+  WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError,
+} from '@temporalio/client';
+import type { Config } from '../lib/config';
+import { ApiError } from '../lib/errors';
+
+/** gRPC status codes (fixed by the gRPC protocol) that mean something here. */
+const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
+
+/** gRPC connection options for a cluster or Temporal Cloud (API key and/or mTLS), shared by client and worker. */
+export function connectionOptions(config: Config, address: string): ConnectionOptions & { apiKey?: string } {
+  const tls = config.temporal.tls;
+  return {
+    address,
+    apiKey: config.temporal.apiKey,
+    tls: tls
+      ? {
+          serverNameOverride: tls.serverName,
+          serverRootCACertificate: tls.caPath ? readFileSync(tls.caPath) : undefined,
+          clientCertPair: tls.certPath && tls.keyPath ? { crt: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) } : undefined,
+        }
+      : undefined,
+  };
+}
+
+/**
+ * A client on the configured namespace. A connection that cannot be made is a ServiceError whatever
+ * gRPC threw (it rejects some with a plain Error), so callers tell "Temporal is down" by type.
+ */
+export async function connectClient(config: Config, address: string): Promise<Client> {
+  try {
+    const connection = await Connection.connect({ ...connectionOptions(config, address), connectTimeout: '5s' });
+    return new Client({ connection, namespace: config.temporal.namespace });
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    throw new ServiceError('Failed to connect to Temporal', { cause: err instanceof Error ? err : new Error(String(err)) });
+  }
+}
+
+/** The operator's link to a workflow's page in the Temporal UI. */
+export function temporalUiLink(config: { temporal: { uiUrl: string; namespace: string } }, workflowId: string): string;
+export function temporalUiLink(uiUrl: string, namespace: string, workflowId: string): string;
+export function temporalUiLink(a: string | { temporal: { uiUrl: string; namespace: string } }, b: string, c?: string): string {
+  const [uiUrl, namespace, workflowId] = typeof a === 'string' ? [a, b, c ?? ''] : [a.temporal.uiUrl, a.temporal.namespace, b];
+  return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+/** The errors and their causes, outermost first (Temporal wraps: update/workflow failure → activity failure → application failure). */
+function* causes(err: unknown): Generator<unknown> {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 20; depth++) {
+    yield e;
+    e = e instanceof Error ? e.cause : undefined;
+  }
+}
+
+/** The application failure at the root of a failed workflow, update or activity, if any. */
+export function applicationFailure(err: unknown): ApplicationFailure | undefined {
+  for (const e of causes(err)) if (e instanceof ApplicationFailure && e.type) return e;
+  return undefined;
+}
+
+/** The `type` of that application failure: the error reason an activity or workflow threw. */
+export function failureType(err: unknown): string | undefined {
+  return applicationFailure(err)?.type ?? undefined;
+}
+
+/** True when a start failed only because that workflow id already ran or runs (idempotent starts). */
+export function isAlreadyStarted(err: unknown): boolean {
+  return err instanceof WorkflowExecutionAlreadyStartedError;
+}
+
+/** The gRPC status code of a service error, on it or on its cause. */
+function grpcCode(err: unknown): number | undefined {
+  for (const e of causes(err)) if (isGrpcServiceError(e)) return e.code;
+  return undefined;
+}
+
+/** True when the workflow does not exist, or has completed (an update or signal to it then finds nothing). */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || grpcCode(err) === GRPC.NOT_FOUND;
+}
+
+/** True when Temporal could not be reached or did not answer (not when it answered with a refusal). */
+export function isTemporalUnavailable(err: unknown): boolean {
+  if (err instanceof WorkflowNotFoundError) return false;
+  // The worker's native connection reports a lost server as TransportError (core-bridge).
+  if (err instanceof Error && err.name === 'TransportError') return true;
+  const code = grpcCode(err);
+  if (code === GRPC.UNAVAILABLE || code === GRPC.DEADLINE_EXCEEDED) return true;
+  return err instanceof ServiceError;
+}
+
+/** Temporal being unreachable, as the error catalogue says it: 503 temporal_unavailable, retry in 5 s; else undefined. */
+export function temporalUnavailableError(err: unknown): ApiError | undefined {
+  return isTemporalUnavailable(err) ? new ApiError('temporal_unavailable', undefined, {}, { 'Retry-After': '5' }) : undefined;
+}
