@@ -1,9 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { WebhookVerificationInput, WebhookVerificationResult } from './webhook-shared';
+import type { WebhookActivities, WebhookVerificationInput, WebhookVerificationResult } from './contract';
 
 // One handshake is one POST; a second try only covers the activity itself failing (worker lost).
-const { verifyWebhookEndpoint } = proxyActivities<Activities>({
+const { verifyWebhookEndpoint } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', maximumAttempts: 2, nonRetryableErrorTypes: ['not_found'] },
 });

@@ -1,8 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { FanOutEventsInput, FanOutEventsResult } from './webhook-shared';
+import type { FanOutEventsInput, FanOutEventsResult, WebhookActivities } from './contract';
 
-const { fanOutEvents } = proxyActivities<Activities>({
+const { fanOutEvents } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
 });

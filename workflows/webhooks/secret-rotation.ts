@@ -1,8 +1,7 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { WebhookSecretRotationInput } from './webhook-shared';
+import type { WebhookActivities, WebhookSecretRotationInput, WebhookSecretRotationResult } from './contract';
 
-const { dropPreviousWebhookSecret } = proxyActivities<Activities>({
+const { dropPreviousWebhookSecret } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', maximumInterval: '1m', maximumAttempts: 20 },
 });
@@ -12,7 +11,7 @@ const { dropPreviousWebhookSecret } = proxyActivities<Activities>({
  * signed with too, until it expires); this durable timer then drops the previous secret. Signing also
  * checks the expiry, so a late timer never extends the old secret's life.
  */
-export async function webhookSecretRotationWorkflow(input: WebhookSecretRotationInput): Promise<{ dropped: boolean }> {
+export async function webhookSecretRotationWorkflow(input: WebhookSecretRotationInput): Promise<WebhookSecretRotationResult> {
   if (input.expirePreviousInSeconds > 0) await sleep(input.expirePreviousInSeconds * 1000);
   return dropPreviousWebhookSecret({ environment: input.environment, endpointId: input.endpointId, rotation: input.rotation });
 }

@@ -1,12 +1,13 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { jittered } from '../lib/webhook-retry';
-import { retryNowSignal, type AttemptOutcome, type WebhookDeliveryInput, type WebhookDeliveryResult } from './webhook-shared';
+import { jittered } from '../../lib/webhook-retry';
+import {
+  retryNowSignal, type AttemptOutcome, type WebhookActivities, type WebhookDeliveryInput, type WebhookDeliveryResult,
+} from './contract';
 
 // One activity = one signed HTTP POST (15 s timeout inside) plus its bookkeeping. Temporal retries it
 // only when the activity itself fails (database, worker lost); an HTTP failure is a returned outcome
 // and is retried on the webhook schedule below, with durable timers.
-const { attemptWebhookDelivery } = proxyActivities<Activities>({
+const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '45s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: ['not_found'] },
 });

@@ -1,0 +1,125 @@
+/**
+ * The webhooks contract (docs/webhooks.md): workflow ids, inputs and results, the `retryNow` signal and
+ * the activities the webhook workflows call. Imported by the workflows (in Temporal's sandbox) and by
+ * the client side, activities, API and ops CLI alike, so it stays free of Node and I/O. Inputs carry
+ * ids only: secrets and payloads stay in Postgres, out of Temporal history.
+ */
+import { defineSignal } from '@temporalio/workflow';
+import type { Environment } from '../contract';
+
+export type WebhookEnvironment = Environment;
+
+export type EndpointStatus = 'pending_verification' | 'enabled' | 'disabled';
+
+/** Why an endpoint is disabled: by hand, answered 410 Gone, or failing for five days. */
+export type DisabledReason = 'manual' | 'gone' | 'failing';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead_lettered';
+
+/** `automatic`: the fan-out's delivery; `replay`: a manual attempt sequence (replay, recover). */
+export type DeliveryTrigger = 'automatic' | 'replay';
+
+export const WEBHOOK_WORKFLOW_IDS = {
+  delivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`,
+  replay: (deliveryId: string, n: number) => `webhook-delivery/${deliveryId}/replay-${n}`,
+  verification: (endpointId: string, n: number) => `webhook-endpoint-verification/${endpointId}/${n}`,
+  secretRotation: (endpointId: string, n: number) => `webhook-secret-rotation/${endpointId}/${n}`,
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Delivery: `webhook-delivery/<whd_id>` (and `…/replay-<n>`)
+
+export interface WebhookDeliveryInput {
+  environment: WebhookEnvironment;
+  deliveryId: string;
+  /**
+   * Milliseconds to wait before each retry after the first, immediate attempt (jitter is added by the
+   * workflow). Parsed from WEBHOOK_RETRY_SCHEDULE by the starter, so a replay of the history is exact.
+   */
+  retrySchedule: number[];
+  trigger: DeliveryTrigger;
+}
+
+export interface WebhookDeliveryResult {
+  deliveryId: string;
+  status: DeliveryStatus;
+  attempts: number;
+}
+
+/** Wakes a delivery that is waiting for its next retry: attempt now (replay / recover of a retrying one). */
+export const retryNowSignal = defineSignal('retryNow');
+
+export interface AttemptDeliveryArgs {
+  environment: WebhookEnvironment;
+  deliveryId: string;
+  trigger: DeliveryTrigger;
+  /** The workflow's jittered wait before the next attempt, or null when this is the last one allowed. */
+  scheduledDelayMs: number | null;
+}
+
+/** What one attempt activity reports back (no body, no headers: nothing secret). */
+export interface AttemptOutcome {
+  /** `retry`: a transient failure with retries left; wait `delayMs`, then attempt again. */
+  next: 'done' | 'retry';
+  status: DeliveryStatus;
+  attemptNo: number | null;
+  statusCode: number | null;
+  delayMs: number | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Endpoint handshake: `webhook-endpoint-verification/<we_id>/<n>`
+
+export interface WebhookVerificationInput {
+  environment: WebhookEnvironment;
+  endpointId: string;
+  /** The endpoint's verification_count this handshake belongs to. */
+  verification: number;
+}
+
+export interface WebhookVerificationResult {
+  ok: boolean;
+  status_code: number | null;
+  error: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Secret rotation: `webhook-secret-rotation/<we_id>/<n>`
+
+export interface WebhookSecretRotationInput {
+  environment: WebhookEnvironment;
+  endpointId: string;
+  /** The endpoint's secret_rotation after this rotation. */
+  rotation: number;
+  expirePreviousInSeconds: number;
+}
+
+export type DropPreviousSecretArgs = Omit<WebhookSecretRotationInput, 'expirePreviousInSeconds'>;
+
+export interface WebhookSecretRotationResult { dropped: boolean }
+
+// ---------------------------------------------------------------------------------------------------
+// Fan-out: events → deliveries (an activity any workflow may call, and a workflow for non-workflows)
+
+export interface FanOutEventsInput {
+  environment: WebhookEnvironment;
+  eventIds: string[];
+}
+
+export interface FanOutEventsResult {
+  /** Every delivery of these events (new or from an earlier run of the same fan-out). */
+  deliveryIds: string[];
+  /** Delivery workflows this run started (0 on a retry that found them all running). */
+  started: number;
+}
+
+/** The activities the webhook workflows call; activities/webhooks builds them (`satisfies` this). */
+export interface WebhookActivities {
+  fanOutEvents(input: FanOutEventsInput): Promise<FanOutEventsResult>;
+  attemptWebhookDelivery(input: AttemptDeliveryArgs): Promise<AttemptOutcome>;
+  verifyWebhookEndpoint(input: WebhookVerificationInput): Promise<WebhookVerificationResult>;
+  dropPreviousWebhookSecret(input: DropPreviousSecretArgs): Promise<WebhookSecretRotationResult>;
+}
+
+/** What another feature's workflow proxies to send its events out (payments, refunds, API keys). */
+export type EventFanOutActivities = Pick<WebhookActivities, 'fanOutEvents'>;
