@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import type Koa from 'koa';
-import { ROOT_DIR } from '../lib/config';
+import { ROOT_DIR } from '../db/local-state';
 
 /** Where `npm run build` (vite build dashboard) puts the dashboard. */
 export const DASHBOARD_DIR = join(ROOT_DIR, 'dashboard', 'dist');

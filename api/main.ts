@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
-import { exitOnConfigError, loadConfig } from '../lib/config';
+import { exitOnConfigError } from '../lib/config';
+import { loadConfig } from '../db/local-state';
 import { logger } from '../lib/logger';
 import { createDb } from '../db/knex';
 import { createApp } from './app';

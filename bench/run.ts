@@ -6,7 +6,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, ROOT_DIR } from '../lib/config';
+import { loadConfig, ROOT_DIR } from '../db/local-state';
 import { startLocalTemporal, TemporalCliMissing } from '../scripts/local-temporal';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { signDevToken } from '../lib/tokens';

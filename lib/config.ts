@@ -1,18 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+/**
+ * The configuration, parsed from the environment. Pure: the development secrets on disk and the data
+ * directory are read by db/local-state.ts (`loadConfig`, what every process calls) and handed in.
+ */
 import ms from 'ms';
-import { isPlaceholder, randomSecret, secretProblem } from './secrets';
-
-/** The repository root, found from this file whether it runs from source or from dist/. */
-export const ROOT_DIR = (() => {
-  let dir = __dirname;
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) return process.cwd();
-    dir = up;
-  }
-  return dir;
-})();
+import { isPlaceholder, secretProblem } from './secrets';
 
 export interface Config {
   env: 'development' | 'test' | 'production';
@@ -68,30 +59,8 @@ export function exitOnConfigError(err: unknown, processName: string): void {
   process.exit(1);
 }
 
-interface DevSecrets { jwtSecret: string; systemJwtSecret: string; vaultKey: string; apiKeyPepper: string }
-
-/**
- * Development secrets are generated once into .data/secrets.json so that restarts keep working keys,
- * sessions and encrypted data. Production never gets them: it must be configured explicitly. A file
- * from before a secret existed gets that secret added; the others are kept.
- */
-function devSecrets(dataDir: string): DevSecrets {
-  const file = join(dataDir, 'secrets.json');
-  const stored: Partial<DevSecrets> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-  const secrets: DevSecrets = {
-    jwtSecret: stored.jwtSecret ?? randomSecret(32),
-    vaultKey: stored.vaultKey ?? randomSecret(32),
-    apiKeyPepper: stored.apiKeyPepper ?? randomSecret(32),
-    systemJwtSecret: stored.systemJwtSecret ?? randomSecret(32),
-  };
-  if (Object.keys(secrets).some((k) => stored[k as keyof DevSecrets] === undefined)) {
-    mkdirSync(dataDir, { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify({ ...stored, ...secrets }, null, 2), { mode: 0o600 });
-    renameSync(temporary, file);
-  }
-  return secrets;
-}
+/** The secrets development generates once and keeps in `<dataDir>/secrets.json` (db/local-state.ts). */
+export interface DevSecrets { jwtSecret: string; systemJwtSecret: string; vaultKey: string; apiKeyPepper: string }
 
 /**
  * Only `development` and `test` (and NODE_ENV unset or empty, which is development) are development
@@ -152,11 +121,15 @@ function duration(name: string, value: string): number {
   return parsed;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * The configuration `env` describes. `local.dataDir` is where development state lives; `local.devSecrets`
+ * stand in for unset secrets, in development modes only (production must be configured explicitly).
+ */
+export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; devSecrets?: DevSecrets }): Config {
   const mode = configMode(env.NODE_ENV);
-  const dataDir = resolve(ROOT_DIR, env.SB_DATA_DIR ?? '.data');
+  const { dataDir } = local;
   const production = mode === 'production';
-  const dev = production ? undefined : devSecrets(dataDir);
+  const dev = production ? undefined : local.devSecrets;
 
   const pem = (value: string | undefined) => value?.replace(/\\n/g, '\n') || undefined;
   const jwt = {

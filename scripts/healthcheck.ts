@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { loadConfig } from '../lib/config';
+import { loadConfig } from '../db/local-state';
 import { connectClient } from '../workflows/client';
 import { TASK_QUEUES } from '../workflows/shared';
 

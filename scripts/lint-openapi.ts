@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApi } from '../api/openapi';
 import { ROUTES } from '../api/routes';
-import { ROOT_DIR } from '../lib/config';
+import { ROOT_DIR } from '../db/local-state';
 
 /**
  * `npm run lint:openapi`: the OpenAPI document the API serves (built from the route schemas, no server,

@@ -1,4 +1,4 @@
-import { loadConfig } from '../lib/config';
+import { loadConfig } from '../db/local-state';
 import { createDb, migrate } from '../db/knex';
 import { migrationSource } from '../db/migrations';
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { createDb, type Db } from '../db/knex';
-import { loadConfig } from '../lib/config';
+import { loadConfig } from '../db/local-state';
 import { localStackTargets } from '../lib/local-stack';
 import { connectClient } from '../workflows/client';
 import { PAYMENTS_USAGE, paymentCommands } from './ops/payments';

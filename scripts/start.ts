@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, ROOT_DIR } from '../lib/config';
+import { loadConfig, ROOT_DIR } from '../db/local-state';
 import { startLocalTemporal, LocalTemporal, TemporalCliMissing, TemporalExecutable } from './local-temporal';
 import { signDevToken } from '../lib/tokens';
 import { createDb, migrate } from '../db/knex';

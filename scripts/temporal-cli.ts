@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
-import { ROOT_DIR } from '../lib/config';
+import { ROOT_DIR } from '../db/local-state';
 import type { TemporalExecutable } from './local-temporal';
 
 /**

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { exitOnConfigError, loadConfig } from '../lib/config';
+import { exitOnConfigError } from '../lib/config';
+import { loadConfig } from '../db/local-state';
 import { signDevToken } from '../lib/tokens';
 
 // npm run token -- --user usr_1 --workspace ws_1 [--system] [--ttl 3600]

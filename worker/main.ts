@@ -1,5 +1,6 @@
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
-import { exitOnConfigError, loadConfig } from '../lib/config';
+import { exitOnConfigError } from '../lib/config';
+import { loadConfig } from '../db/local-state';
 import { logger } from '../lib/logger';
 import { connectClient, connectionOptions } from '../workflows/client';
 import { createDb } from '../db/knex';

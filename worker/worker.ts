@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities, ActivityDeps } from '../activities';
 import { TASK_QUEUES } from '../workflows/shared';
-import { ROOT_DIR } from '../lib/config';
+import { ROOT_DIR } from '../db/local-state';
 
 export const WORKFLOW_BUNDLE_PATH = join(ROOT_DIR, 'dist', 'workflow-bundle.js');
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { ConfigError } from '../../lib/config';
+import { loadConfig } from '../../db/local-state';
 import { signDevToken } from '../../lib/tokens';
 
 // No stack needed: SB_NO_STACK=1 npx vitest run test/production/production-secrets.test.ts

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ROOT_DIR } from '../../lib/config';
+import { ROOT_DIR } from '../../db/local-state';
 import { TEMPORAL_CLI_MISSING } from '../../scripts/local-temporal';
 import { ensureTemporalCli, findTemporalCli, temporalVenvDir } from '../../scripts/temporal-cli';
 
