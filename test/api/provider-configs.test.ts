@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logger } from '../../lib/logger';
-import { loadConfigCredentials, loadRoutingInputs } from '../../db/repositories/routing';
+import { loadProviderCredentials as loadConfigCredentials, loadRoutingInputs } from '../../db/providers';
 import { buildRoutingPlan } from '../../lib/routing/plan';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 import { createConfig, createProvider } from '../support/routing';
