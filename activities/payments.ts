@@ -13,57 +13,11 @@ import { getAdapter } from './providers/registry';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
 import { appendEvents, EventRecord, idsToPublish } from './events';
 import { withHeartbeat } from './heartbeat';
+import type { RequestContext } from '../workflows/contract';
 import type {
-  PaymentInput, PaymentStatus, RequestContext, RoutingHintsInput,
-} from '../workflows/shared';
-
-export interface PaymentRef {
-  paymentId: string;
-  accountId: string;
-  workspaceId: string;
-  environment: Environment;
-}
-
-export interface PlannedCandidate {
-  providerConfigId: string;
-  providerId: string;
-  methodId: string;
-  estimatedFee: number | null;
-}
-
-export interface PlanResult {
-  routingPlanId: string;
-  /** Empty when no provider can take the payment (the payment is then FAILED: no_eligible_provider). */
-  candidates: PlannedCandidate[];
-  eventIds: string[];
-}
-
-export interface AttemptArgs extends PaymentRef {
-  chargeId: string;
-  routingPlanId: string;
-  attemptNo: number;
-  candidate: PlannedCandidate;
-  paymentMethodId: string;
-  /** Capture right after an approval (auto_capture). */
-  capture: boolean;
-  /** No candidate follows this one: a soft decline ends the payment as FAILED. */
-  lastCandidate: boolean;
-  context: RequestContext;
-}
-
-export type AttemptOutcome = ProviderOutcome['kind'];
-
-export interface AttemptResult {
-  outcome: AttemptOutcome;
-  declineCode?: string;
-  paymentStatus: PaymentStatus;
-  eventIds: string[];
-}
-
-export interface ReconcileResult extends AttemptResult {
-  /** The provider could not tell yet (lookup failed, or the original call may still arrive): ask again later. */
-  pending: boolean;
-}
+  AttemptArgs, AttemptOutcome, AttemptResult, PaymentInput, PaymentRef, PaymentStatus, PlannedCandidate, PlanResult, ReconcileResult,
+  RoutingHintsInput,
+} from '../workflows/payments/contract';
 
 export interface PaymentActivityDeps {
   db: Db;

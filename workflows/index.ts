@@ -4,6 +4,6 @@ export { webhookDeliveryWorkflow } from './webhooks/delivery';
 export { webhookVerificationWorkflow } from './webhooks/verification';
 export { webhookSecretRotationWorkflow } from './webhooks/secret-rotation';
 export { webhookFanOutWorkflow } from './webhooks/fan-out';
-export { paymentWorkflow } from './payment';
+export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refund';
 export { stuckPaymentWatchdogWorkflow } from './stuck-payment-watchdog';

@@ -2,15 +2,18 @@ import {
   allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler,
   sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { AttemptArgs, AttemptResult } from '../activities/payments';
-import { workflowId } from './ids';
+import { SEARCH_ATTRIBUTES } from '../contract';
+import { mintId } from '../ids';
+import type { EventFanOutActivities } from '../webhooks/contract';
 import {
-  CancelInput, CommandResult, ConfirmInput, CreateInput, PaymentInput, PaymentState, PaymentStatus, paymentQueries, paymentUpdates, SEARCH_ATTRIBUTES,
-} from './shared';
+  allows, AttemptArgs, AttemptResult, CancelInput, CommandResult, ConfirmInput, CreateInput, FINAL_PAYMENT_STATUSES, leadsTo,
+  PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
+  paymentQueries, paymentUpdates,
+} from './contract';
+import { WorkflowLock } from './lock';
 
 /** Short Postgres work: quick retries, forever (money state must always land). */
-const records = proxyActivities<Activities>({
+const records = proxyActivities<PaymentActivities & EventFanOutActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -20,7 +23,7 @@ const records = proxyActivities<Activities>({
  * local activities: inside the workflow task, with no round trip through the server for scheduling.
  * Both are idempotent, so the at-least-once replays local activities allow are harmless.
  */
-const localRecords = proxyLocalActivities<Activities>({
+const localRecords = proxyLocalActivities<PaymentActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -29,22 +32,19 @@ const localRecords = proxyLocalActivities<Activities>({
  * Provider calls. The heartbeat notices a dead worker within seconds; retries are safe because every
  * provider call carries an idempotency key (the charge id), so a retry can never charge twice.
  */
-const providers = proxyActivities<Activities>({
+const providers = proxyActivities<PaymentActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '5s',
   retry: {
     initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s',
-    nonRetryableErrorTypes: ['not_found', 'capture_declined'],
+    nonRetryableErrorTypes: [PAYMENT_ACTIVITY_FAILURES.notFound, PAYMENT_ACTIVITY_FAILURES.captureDeclined],
   },
 });
 
-const FINAL: PaymentStatus[] = ['SUCCEEDED', 'CANCELED'];
-const CONFIRMABLE: PaymentStatus[] = ['CREATED', 'FAILED'];
-const CANCELABLE: PaymentStatus[] = ['CREATED', 'FAILED', 'AUTHORIZED'];
 const RECONCILE_MAX_DELAY_MS = 5 * 60_000;
 
 function invalidState(status: PaymentStatus, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'invalid_state', message, details: [{ status }], nonRetryable: true });
+  return ApplicationFailure.create({ type: PAYMENT_FAILURES.invalidState, message, details: [{ status }], nonRetryable: true });
 }
 
 /**
@@ -62,15 +62,35 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     candidates: [], attempts: [], authorizedAmount: 0, capturedAmount: 0, reconciling: false,
   };
   let created = false;
-  /** A confirm walk, a capture or a cancel is running: other commands wait their turn (409). */
-  let busy = false;
+  /**
+   * One lock around every command and timer path: a confirm walk, a capture, a cancel or an expiry holds
+   * it across its activities, and validators refuse (409) while it is held. `running` says which one.
+   */
+  const lock = new WorkflowLock();
+  let running: PaymentTransition | undefined;
   let lastOutcome: CommandResult['outcome'];
   let authorizedAt = 0;
   let approvedChargeId: string | undefined;
 
+  /** Runs one transition under the lock; every command and timer goes through here. */
+  const run = <T>(transition: PaymentTransition, fn: () => Promise<T>): Promise<T> => lock.runExclusive(async () => {
+    if (!allows(transition, state.status)) throw invalidState(state.status, `A ${state.status} payment cannot take ${transition}.`);
+    running = transition;
+    try {
+      return await fn();
+    } finally {
+      running = undefined;
+    }
+  });
+  /** A command's validator: the lock free, and the table allowing the transition from the current status. */
+  const refuseUnless = (transition: PaymentTransition, verb: string) => {
+    if (lock.isLocked() || !allows(transition, state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be ${verb}.`);
+  };
+
   /** What the search attributes say now: only changes are upserted, together, as one history event. */
   const visible: { status: PaymentStatus; providerConfigId?: string } = { status: 'CREATED' };
   const setStatus = (status: PaymentStatus, providerConfigId?: string) => {
+    if (running && !leadsTo(running, status)) log.warn('status outside the transition table', { paymentId: input.paymentId, transition: running, status });
     if (status === 'AUTHORIZED' && state.status !== 'AUTHORIZED') authorizedAt = Date.now();
     state.status = status;
     const changes = [
@@ -101,70 +121,59 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   // confirm's walk has ended, exactly as the `confirm` update would have. Histories recorded before the
   // argument existed carry none and take the first path unchanged.
   setHandler(paymentUpdates.create, async (args?: CreateInput): Promise<CommandResult> => {
-    // Busy from the start: no confirm, capture or cancel can slip in before this confirm's walk.
-    if (args?.confirm) busy = true;
-    await condition(() => created);
-    if (args?.confirm) return runConfirm(args.confirm);
-    return { status: state.status };
+    const confirm = args?.confirm;
+    if (!confirm) {
+      await condition(() => created);
+      return { status: state.status };
+    }
+    // Locked from the start: no confirm, capture or cancel can slip in before this confirm's walk.
+    return run('confirm', async () => {
+      await condition(() => created);
+      return confirmWalk(confirm);
+    });
   });
 
   // Answers when the walk ends. The API stops waiting after 10 s and says PROCESSING; the update itself
   // runs on (a timer here would cost every payment a timer started and canceled in its history).
-  setHandler(paymentUpdates.confirm, (args: ConfirmInput) => runConfirm(args), {
+  setHandler(paymentUpdates.confirm, (args: ConfirmInput) => run('confirm', () => confirmWalk(args)), {
     validator: (_args: ConfirmInput) => {
       if (!created) throw invalidState(state.status, 'The payment is still being created.');
-      if (busy || !CONFIRMABLE.includes(state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be confirmed.`);
+      refuseUnless('confirm', 'confirmed');
     },
   });
 
-  setHandler(paymentUpdates.capture, async ({ amount, context }): Promise<CommandResult> => {
-    busy = true;
-    try {
-      const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: amount ?? state.authorizedAmount, context });
-      state.capturedAmount = result.capturedAmount;
-      setStatus(result.paymentStatus);
-      await publish(result.eventIds);
-      return { status: state.status, outcome: 'captured' };
-    } finally {
-      busy = false;
-    }
-  }, {
+  setHandler(paymentUpdates.capture, ({ amount, context }) => run('capture', async (): Promise<CommandResult> => {
+    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: amount ?? state.authorizedAmount, context });
+    state.capturedAmount = result.capturedAmount;
+    setStatus(result.paymentStatus);
+    await publish(result.eventIds);
+    return { status: state.status, outcome: 'captured' };
+  }), {
     validator: ({ amount }) => {
-      if (busy || state.status !== 'AUTHORIZED') throw invalidState(state.status, `A ${state.status} payment cannot be captured.`);
+      refuseUnless('capture', 'captured');
       if (amount !== undefined && amount > state.authorizedAmount) {
         throw ApplicationFailure.create({
-          type: 'amount_exceeds_capturable', nonRetryable: true, details: [{ capturable: state.authorizedAmount }],
+          type: PAYMENT_FAILURES.amountExceedsCapturable, nonRetryable: true, details: [{ capturable: state.authorizedAmount }],
           message: `At most ${state.authorizedAmount} can be captured.`,
         });
       }
     },
   });
 
-  setHandler(paymentUpdates.cancel, async ({ reason, context }): Promise<CommandResult> => {
-    busy = true;
-    try {
-      await cancel(reason ?? 'requested_by_customer', context);
-      return { status: state.status, outcome: 'canceled' };
-    } finally {
-      busy = false;
-    }
-  }, {
-    validator: (_args: CancelInput) => {
-      if (busy || !CANCELABLE.includes(state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be canceled.`);
-    },
+  setHandler(paymentUpdates.cancel, ({ reason, context }) => run('cancel', async (): Promise<CommandResult> => {
+    await cancel(reason ?? 'requested_by_customer', context);
+    return { status: state.status, outcome: 'canceled' };
+  }), {
+    validator: (_args: CancelInput) => refuseUnless('cancel', 'canceled'),
   });
 
-  /** One confirm, from the `confirm` update or a `create` that carries one: the walk, the payment busy meanwhile. */
-  async function runConfirm(args: ConfirmInput): Promise<CommandResult> {
-    busy = true;
+  /** One confirm (under the lock), from the `confirm` update or a `create` that carries one. */
+  async function confirmWalk(args: ConfirmInput): Promise<CommandResult> {
     // PROCESSING at once for validators and queries; the search attributes follow with the first
     // candidate, in the same workflow task, as one upsert.
     state.status = 'PROCESSING';
-    try {
-      await walk(args);
-    } finally {
-      busy = false;
-    }
+    running = 'walk';
+    await walk(args);
     return { status: state.status, outcome: lastOutcome };
   }
 
@@ -180,7 +189,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   async function walk(confirm: ConfirmInput): Promise<void> {
     try {
       const plan = await localRecords.planRoute({
-        ...ref, routingPlanId: workflowId('rp'), paymentMethodId: confirm.paymentMethodId,
+        ...ref, routingPlanId: mintId('rp'), paymentMethodId: confirm.paymentMethodId,
         installments: confirm.installments, routing: confirm.routing, context: confirm.context,
       });
       state.routingPlanId = plan.routingPlanId;
@@ -198,7 +207,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
         state.currentIndex = i;
         setStatus('PROCESSING', candidate.providerConfigId);
         const args: AttemptArgs = {
-          ...ref, chargeId: workflowId('ch'), routingPlanId: plan.routingPlanId, attemptNo: i + 1, candidate,
+          ...ref, chargeId: mintId('ch'), routingPlanId: plan.routingPlanId, attemptNo: i + 1, candidate,
           paymentMethodId: confirm.paymentMethodId, capture: input.autoCapture,
           lastCandidate: i === plan.candidates.length - 1, context: confirm.context,
         };
@@ -256,24 +265,23 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let authExpired = false;
   let authTimerArmed = false;
   void sleep(input.paymentExpiryMs).then(() => { paymentExpired = true; });
-  const moment = () => `${state.status}/${busy}/${paymentExpired}/${authExpired}`;
+  const moment = () => `${state.status}/${lock.isLocked()}/${paymentExpired}/${authExpired}`;
   for (;;) {
-    if (FINAL.includes(state.status) && !busy) break;
-    if (!busy && state.status === 'AUTHORIZED') {
+    if (lock.isLocked()) {
+      // A command is running: look again when it has ended.
+    } else if (FINAL_PAYMENT_STATUSES.includes(state.status)) {
+      break;
+    } else if (allows('authExpiry', state.status)) {
       if (!authTimerArmed) {
         authTimerArmed = true;
         void sleep(Math.max(authorizedAt + input.authExpiryMs - Date.now(), 1)).then(() => { authExpired = true; });
       }
       if (authExpired) {
-        busy = true;
-        await cancel('authorization_expired');
-        busy = false;
+        await run('authExpiry', () => cancel('authorization_expired'));
         continue;
       }
-    } else if (!busy && paymentExpired && CONFIRMABLE.includes(state.status)) {
-      busy = true;
-      await cancel('expired');
-      busy = false;
+    } else if (paymentExpired && allows('paymentExpiry', state.status)) {
+      await run('paymentExpiry', () => cancel('expired'));
       continue;
     }
     const seen = moment();

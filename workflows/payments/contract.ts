@@ -1,0 +1,246 @@
+/**
+ * The payments contract (docs/payments.md): the workflow `payment/<pay_id>`, its input, updates and
+ * query, the statuses and the transitions between them, and the activities it calls. Imported by the
+ * workflow (inside Temporal's sandbox) and by the API, activities and ops CLI alike, so it stays free of
+ * Node and I/O. Everything here carries ids and facts, never a card number, CVC or credential.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Environment, RequestContext } from '../contract';
+
+export const paymentWorkflowId = (paymentId: string) => `payment/${paymentId}`;
+
+// ---------------------------------------------------------------------------------------------------
+// Statuses and the state machine
+
+export const PAYMENT_STATUSES = [
+  'CREATED', 'PROCESSING', 'REQUIRES_ACTION', 'AUTHORIZED', 'SUCCEEDED', 'FAILED', 'CANCELED', 'PARTIALLY_REFUNDED', 'REFUNDED',
+] as const;
+
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/**
+ * Everything that moves a payment inside its workflow: the three commands, the two expiry timers and
+ * the confirm's walk. `from`: the statuses it may start from (anything else is `409 invalid_state`,
+ * told by the update validators, and by the API before it vaults a card); `to`: where it can leave the
+ * payment. Refunds move a SUCCEEDED payment on outside the workflow (docs/refunds.md).
+ */
+export const PAYMENT_TRANSITIONS = {
+  confirm: { from: ['CREATED', 'FAILED'], to: ['PROCESSING'] },
+  /** The routing plan's attempts; PROCESSING stays only when the walk broke on an internal error. */
+  walk: { from: ['PROCESSING'], to: ['AUTHORIZED', 'SUCCEEDED', 'FAILED', 'PROCESSING'] },
+  capture: { from: ['AUTHORIZED'], to: ['SUCCEEDED'] },
+  cancel: { from: ['CREATED', 'FAILED', 'AUTHORIZED'], to: ['CANCELED'] },
+  /** PAYMENT_EXPIRY after the start: a payment that never succeeded is canceled (`expired`). */
+  paymentExpiry: { from: ['CREATED', 'FAILED'], to: ['CANCELED'] },
+  /** AUTH_EXPIRY after the authorization: an uncaptured one is voided (`authorization_expired`). */
+  authExpiry: { from: ['AUTHORIZED'], to: ['CANCELED'] },
+} as const satisfies Record<string, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>;
+
+export type PaymentTransition = keyof typeof PAYMENT_TRANSITIONS;
+
+/** Whether `transition` may start from `status` (a status as read from a row is a plain string). */
+export function allows(transition: PaymentTransition, status: string): boolean {
+  return (PAYMENT_TRANSITIONS[transition].from as readonly string[]).includes(status);
+}
+
+/** Whether `transition` may leave the payment in `status`. */
+export function leadsTo(transition: PaymentTransition, status: PaymentStatus): boolean {
+  return (PAYMENT_TRANSITIONS[transition].to as readonly PaymentStatus[]).includes(status);
+}
+
+/** Statuses from which the workflow takes no more commands and ends. */
+export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['SUCCEEDED', 'CANCELED'];
+
+/**
+ * The `type`s of the failures an update answers with (the command client reads them by type): a
+ * transition the payment's status (or a command running) does not allow, and a capture above what was
+ * authorized.
+ */
+export const PAYMENT_FAILURES = { invalidState: 'invalid_state', amountExceedsCapturable: 'amount_exceeds_capturable' } as const;
+
+// ---------------------------------------------------------------------------------------------------
+// The workflow: input, updates, query
+
+export interface RoutingHintsInput {
+  provider_config_ids?: string[];
+  exclude_provider_config_ids?: string[];
+  max_attempts?: number;
+}
+
+export interface PaymentInput {
+  paymentId: string;
+  accountId: string;
+  workspaceId: string;
+  environment: Environment;
+  amount: number;
+  currency: string;
+  autoCapture: boolean;
+  secureMode: 'NONE' | 'PREFERRED' | 'REQUIRED';
+  installments: number;
+  customerId?: string;
+  /** A guest customer created together with the payment (same transaction). */
+  guestCustomer?: GuestCustomerInput;
+  checkoutSessionId?: string;
+  metadata: Record<string, string>;
+  routing: RoutingHintsInput;
+  /** Durations in milliseconds (AUTH_EXPIRY, PAYMENT_EXPIRY). */
+  authExpiryMs: number;
+  paymentExpiryMs: number;
+  context: RequestContext;
+}
+
+export interface GuestCustomerInput { id: string; name?: string; email?: string; phone?: string; country?: string }
+
+export interface ConfirmInput {
+  paymentMethodId: string;
+  installments?: number;
+  routing?: RoutingHintsInput;
+  context: RequestContext;
+}
+
+/**
+ * The `create` update's argument (optional: a plain create, and every history recorded before it
+ * existed, sends none). With `confirm`, the workflow runs the confirm walk as soon as the row is written,
+ * and `create` answers when the walk ends (create and confirm in one request).
+ */
+export interface CreateInput { confirm?: ConfirmInput }
+
+export interface CaptureInput { amount?: number; context: RequestContext }
+export interface CancelInput { reason?: string; context: RequestContext }
+
+/** What an update answers: the status after it, and for confirm how the walk ended (if it did). */
+export interface CommandResult {
+  status: PaymentStatus;
+  /** `no_eligible_provider` when confirm found no candidate; `processing` when it did not end within 10 s. */
+  outcome?: 'succeeded' | 'authorized' | 'failed' | 'no_eligible_provider' | 'processing' | 'captured' | 'canceled';
+}
+
+/** How an attempt went at the provider (activities/providers/types.ts: the adapters' outcome kinds). */
+export type AttemptOutcome = 'approved' | 'hard_decline' | 'soft_decline' | 'transport_error' | 'unknown';
+
+export interface AttemptSummary {
+  chargeId: string;
+  attemptNo: number;
+  providerConfigId: string;
+  outcome: 'pending' | AttemptOutcome;
+  declineCode?: string;
+}
+
+/** The `state` query: what an operator wants to know about a payment right now. */
+export interface PaymentState {
+  paymentId: string;
+  status: PaymentStatus;
+  amount: number;
+  currency: string;
+  routingPlanId?: string;
+  candidates: PlannedCandidate[];
+  currentIndex?: number;
+  attempts: AttemptSummary[];
+  lastError?: { code: string; message?: string };
+  authorizedAmount: number;
+  capturedAmount: number;
+  reconciling: boolean;
+}
+
+export const paymentUpdates = {
+  /**
+   * Sent with the start (update-with-start): answers once the payment row is written, or, when it
+   * carries a confirm, once that confirm's walk has ended (as `confirm` answers).
+   */
+  create: defineUpdate<CommandResult, [CreateInput?]>('create'),
+  confirm: defineUpdate<CommandResult, [ConfirmInput]>('confirm'),
+  capture: defineUpdate<CommandResult, [CaptureInput]>('capture'),
+  cancel: defineUpdate<CommandResult, [CancelInput]>('cancel'),
+};
+
+export const paymentQueries = {
+  state: defineQuery<PaymentState>('state'),
+};
+
+// ---------------------------------------------------------------------------------------------------
+// The activities the workflow calls (activities/payments builds them, `satisfies PaymentActivities`)
+
+export interface PaymentRef {
+  paymentId: string;
+  accountId: string;
+  workspaceId: string;
+  environment: Environment;
+}
+
+export interface PlannedCandidate {
+  providerConfigId: string;
+  providerId: string;
+  methodId: string;
+  estimatedFee: number | null;
+}
+
+export interface PlanArgs extends PaymentRef {
+  routingPlanId: string;
+  paymentMethodId: string;
+  installments?: number;
+  routing?: RoutingHintsInput;
+  context: RequestContext;
+}
+
+export interface PlanResult {
+  routingPlanId: string;
+  /** Empty when no provider can take the payment (the payment is then FAILED: no_eligible_provider). */
+  candidates: PlannedCandidate[];
+  eventIds: string[];
+}
+
+export interface AttemptArgs extends PaymentRef {
+  chargeId: string;
+  routingPlanId: string;
+  attemptNo: number;
+  candidate: PlannedCandidate;
+  paymentMethodId: string;
+  /** Capture right after an approval (auto_capture). */
+  capture: boolean;
+  /** No candidate follows this one: a soft decline ends the payment as FAILED. */
+  lastCandidate: boolean;
+  context: RequestContext;
+}
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  declineCode?: string;
+  paymentStatus: PaymentStatus;
+  eventIds: string[];
+}
+
+export interface ReconcileResult extends AttemptResult {
+  /** The provider could not tell yet (lookup failed, or the original call may still arrive): ask again later. */
+  pending: boolean;
+}
+
+export interface CaptureArgs extends PaymentRef { chargeId: string; amount: number; context: RequestContext }
+export interface CaptureResult { paymentStatus: PaymentStatus; capturedAmount: number; eventIds: string[] }
+
+export interface CancelArgs extends PaymentRef { chargeId?: string; reason: string; context: RequestContext }
+
+/** The events an activity recorded, to be fanned out to webhooks (none when the account has no endpoint). */
+export interface RecordedEvents { eventIds: string[] }
+
+/**
+ * Failure types the payment activities throw: `not_found` (a provider config gone) and
+ * `capture_declined` are final; `capture_pending` and `void_pending` are retried.
+ */
+export const PAYMENT_ACTIVITY_FAILURES = {
+  notFound: 'not_found', captureDeclined: 'capture_declined', capturePending: 'capture_pending', voidPending: 'void_pending',
+} as const;
+
+export interface PaymentActivities {
+  /** Writes the payment row (and a guest customer) and `payment_intent.created`. Idempotent. */
+  createPaymentRecord(input: PaymentInput): Promise<RecordedEvents>;
+  /** Builds and stores the routing plan, and moves the payment to PROCESSING (or FAILED). Idempotent. */
+  planRoute(args: PlanArgs): Promise<PlanResult>;
+  /** One attempt: the charge row, the provider's authorize (idempotent on the charge id), the outcome. */
+  authorizeCharge(args: AttemptArgs): Promise<AttemptResult>;
+  /** Asks the provider what became of a charge whose authorize got no answer. */
+  reconcileCharge(args: AttemptArgs): Promise<ReconcileResult>;
+  /** Manual capture of an AUTHORIZED payment (partial allowed). */
+  captureCharge(args: CaptureArgs): Promise<CaptureResult>;
+  /** Cancels a payment; an AUTHORIZED one has its authorization voided first. */
+  cancelPayment(args: CancelArgs): Promise<RecordedEvents>;
+}
