@@ -2,10 +2,10 @@
  * Row → API resource shapes. Shared by the API (responses) and the worker (webhook payloads), so a
  * resource looks the same wherever it appears. Timestamps are ISO-8601 UTC with milliseconds.
  */
-export function iso(value: Date | string | null | undefined): string | null {
-  if (value === null || value === undefined) return null;
-  return (value instanceof Date ? value : new Date(value)).toISOString();
-}
+import { iso } from '../lib/timestamps';
+
+// Moved to lib/timestamps.ts; re-exported while serializers still import it from here.
+export { iso };
 
 export function serializeAccountSetting(row: any) {
   return { object: 'account_setting', id: row.id, key: row.key, value: row.value, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };

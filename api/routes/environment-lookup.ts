@@ -6,21 +6,20 @@ import { ApiError } from '../errors';
 const ENVIRONMENTS: Environment[] = ['production', 'sandbox'];
 
 /**
- * Finds an environment-table row by id for the caller, or 404. An API key looks only in its own
- * environment; a user token in both (ids are unique across them). Access to the row's account is then
- * checked as for any resource found by id: no access is 404, never 403, so other tenants' ids stay hidden.
+ * Finds a resource by id for the caller through its store's finder, or 404. An API key looks only in its
+ * own environment; a user token in both (ids are unique across them). Access to the resource's account
+ * is then checked as for any resource found by id: no access is 404, never 403, so other tenants' ids
+ * stay hidden.
  */
-export async function findVisibleRow(
-  db: Db,
+export async function findVisible<T extends { account_id: string }>(
   access: Access,
-  table: string,
-  id: string,
   what: string,
-): Promise<{ row: any; env: Environment; scope: AccountScope }> {
+  find: (env: Environment) => Promise<T | undefined>,
+): Promise<{ row: T; env: Environment; scope: AccountScope }> {
   const p = access.principal;
   const envs = p.kind === 'api_key' ? [p.environment] : ENVIRONMENTS;
   for (const env of envs) {
-    const row = await db(envTable(env, table)).where({ id }).first();
+    const row = await find(env);
     if (!row) continue;
     const scope = await access.forResource(row.account_id, what);
     // Rows live in their account's environment; anything else is not this caller's to see.
@@ -28,4 +27,15 @@ export async function findVisibleRow(
     return { row, env, scope };
   }
   throw ApiError.notFound(what);
+}
+
+/** findVisible over a table read directly, for the routes that have no store yet. */
+export async function findVisibleRow(
+  db: Db,
+  access: Access,
+  table: string,
+  id: string,
+  what: string,
+): Promise<{ row: any; env: Environment; scope: AccountScope }> {
+  return findVisible(access, what, (env) => db(envTable(env, table)).where({ id }).first());
 }
