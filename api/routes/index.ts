@@ -9,6 +9,7 @@ import { membershipRoutes } from './memberships';
 import { notificationRoutes } from './notifications';
 import { webhookRoutes } from './webhooks';
 import { paymentRoutes } from './payments';
+import { eventRoutes } from './events';
 import { refundRoutes } from './refunds';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
@@ -23,5 +24,6 @@ export const ROUTES: Route[] = [
   ...routingPlanRoutes,
   ...webhookRoutes,
   ...paymentRoutes,
+  ...eventRoutes,
   ...refundRoutes,
 ];

@@ -6,7 +6,6 @@ import { envTable, Environment } from '../../db/environments';
 import { presentCheckoutPayment, presentPayments } from '../../db/repositories/payments';
 import { insertGuestCustomer } from '../../db/repositories/customers';
 import { eraseSingleUseCards, findUsableCard, insertCard } from '../../db/repositories/payment-methods';
-import { serializeEvent } from '../../db/serialize';
 import { newId } from '../../lib/ids';
 import { validateCard } from '../../lib/cards';
 import type { AccountScope } from '../auth/access';
@@ -513,33 +512,6 @@ export const paymentRoutes = [
       const { row, env } = await findPayment(deps, access, params.id);
       const [payment] = await presentPayments(deps.db, env, [row], query);
       return { data: { ...payment, temporal: temporalLink(deps, row.id) } };
-    },
-  }),
-
-  defineRoute({
-    method: 'get',
-    path: '/events',
-    tag: 'Events',
-    summary: 'List event records, newest first',
-    permission: 'event:read',
-    envelope: 'paginated',
-    message: 'Events retrieved',
-    query: Obj({
-      ...Pagination,
-      payment_id: Type.Optional(Id('pay')),
-      type: Type.Optional(Type.String({ pattern: '^[a-z_]+\\.[a-z_.]+$', maxLength: 100 })),
-    }),
-    response: Type.Array(Type.Object({ object: Type.Literal('event') }, { additionalProperties: true })),
-    async handler({ query, access, deps }) {
-      const scope = await access.forAccount();
-      const page = query.page ?? 1;
-      const limit = query.limit ?? 10;
-      const base = deps.db(envTable(scope.environment, 'events')).where({ account_id: scope.account.id });
-      if (query.payment_id) base.where({ payment_id: query.payment_id });
-      if (query.type) base.where({ event: query.type });
-      const [{ count }] = await base.clone().count({ count: '*' });
-      const rows = await base.orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page - 1) * limit).limit(limit);
-      return { data: rows.map(serializeEvent), total: Number(count) };
     },
   }),
 ];

@@ -1,0 +1,131 @@
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import { envTable, type Environment } from './environments';
+import { hasEnabledEndpoint } from './webhooks';
+
+/**
+ * The events store: each environment's `events` table, the timeline behind every transition and the
+ * source of webhooks (docs/webhooks.md#events). Every feature writes its events through `appendEvents`,
+ * inside its own transaction when it has one.
+ */
+
+export interface EventRow {
+  id: string;
+  event: string;
+  account_id: string;
+  workspace_id: string | null;
+  data: Record<string, unknown>;
+  version: number;
+  request_id: string | null;
+  trace_id: string | null;
+  region: string | null;
+  subject_type: string | null;
+  subject_id: string | null;
+  payment_id: string | null;
+  charge_id: string | null;
+  refund_id: string | null;
+  checkout_session_id: string | null;
+  actor_type: string | null;
+  actor_id: string | null;
+  api_key_id: string | null;
+  service: string | null;
+  routing_plan_id: string | null;
+  attempt_id: string | null;
+  created_at: Date;
+}
+
+/** One event to append: its name, its account, and whatever it is about. */
+export interface EventRecord {
+  event: string;
+  accountId: string;
+  workspaceId?: string | null;
+  data?: Record<string, unknown>;
+  subjectType?: string;
+  subjectId?: string;
+  paymentId?: string;
+  chargeId?: string;
+  refundId?: string;
+  routingPlanId?: string;
+  checkoutSessionId?: string;
+  attemptId?: string;
+  actorType?: string;
+  actorId?: string;
+  apiKeyId?: string;
+  requestId?: string;
+  traceId?: string;
+}
+
+const events = (db: Knex, env: Environment) => db<EventRow>(envTable(env, 'events'));
+
+/** Appends event records (the `event` resource, version 1) to an environment's timeline; answers their ids in order. */
+export async function appendEvents(db: Knex, env: Environment, records: EventRecord[]): Promise<string[]> {
+  if (!records.length) return [];
+  const rows = records.map((e) => ({
+    id: newId('evt'),
+    event: e.event,
+    account_id: e.accountId,
+    workspace_id: e.workspaceId ?? null,
+    data: JSON.stringify(e.data ?? {}),
+    version: 1,
+    request_id: e.requestId ?? null,
+    trace_id: e.traceId ?? null,
+    region: process.env.SB_REGION ?? 'local',
+    subject_type: e.subjectType ?? null,
+    subject_id: e.subjectId ?? null,
+    payment_id: e.paymentId ?? null,
+    charge_id: e.chargeId ?? null,
+    refund_id: e.refundId ?? null,
+    checkout_session_id: e.checkoutSessionId ?? null,
+    actor_type: e.actorType ?? null,
+    actor_id: e.actorId ?? null,
+    api_key_id: e.apiKeyId ?? null,
+    service: 'switchboard',
+    routing_plan_id: e.routingPlanId ?? null,
+    attempt_id: e.attemptId ?? null,
+  }));
+  // `data` goes in as JSON text (jsonb); the typed builder would want the parsed object.
+  await db(envTable(env, 'events')).insert(rows);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The ids to fan out to webhooks: all of them when the account has an enabled endpoint, none when it
+ * has not — so a payment of an account without webhooks costs no fan-out activity at all.
+ */
+export async function idsToPublish(db: Knex, env: Environment, accountId: string, eventIds: string[]): Promise<string[]> {
+  if (!eventIds.length) return [];
+  return (await hasEnabledEndpoint(db, env, accountId)) ? eventIds : [];
+}
+
+/** Events by id, oldest first (the fan-out's order). */
+export async function eventsByIds(db: Knex, env: Environment, ids: string[]): Promise<EventRow[]> {
+  return events(db, env).whereIn('id', ids).orderBy('created_at').orderBy('id');
+}
+
+/** The events of some payments, oldest first (a payment read with include_events). */
+export async function eventsOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<EventRow[]> {
+  if (!paymentIds.length) return [];
+  return events(db, env).whereIn('payment_id', paymentIds).orderBy('created_at').orderBy('id');
+}
+
+/** The ids of a charge's events, in id order. */
+export async function eventIdsOfCharge(db: Knex, env: Environment, chargeId: string): Promise<string[]> {
+  return events(db, env).where({ charge_id: chargeId }).orderBy('id').pluck('id');
+}
+
+export interface EventFilter { payment_id?: string; type?: string }
+
+/** An account's events, newest first, one page of them, and how many there are in all (GET /events). */
+export async function listEvents(
+  db: Knex, env: Environment, accountId: string, filter: EventFilter, page: { page: number; limit: number },
+): Promise<{ rows: EventRow[]; total: number }> {
+  const base = () => {
+    const q = events(db, env).where({ account_id: accountId });
+    if (filter.payment_id) void q.where({ payment_id: filter.payment_id });
+    if (filter.type) void q.where({ event: filter.type });
+    return q;
+  };
+  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
+  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page.page - 1) * page.limit).limit(page.limit);
+  return { rows, total: Number(count) };
+}
