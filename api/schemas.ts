@@ -1,4 +1,4 @@
-import { TSchema, Type } from '@sinclair/typebox';
+import { TLiteral, TObject, TProperties, TSchema, Type } from '@sinclair/typebox';
 import {
   COMBINATORS, FIELDS, FieldKind, LISTS, MAX_DEPTH, METADATA_KEY_MAX, METADATA_PREFIX, OPERATORS, ORDERING, VALUE_FORMATS,
 } from '../lib/routing/conditions';
@@ -38,7 +38,7 @@ export const Pagination = {
 };
 
 /** A response resource: documented fields, open to extra ones. */
-export const Resource = (object: string, props: Parameters<typeof Type.Object>[0]) =>
+export const Resource = <O extends string, P extends TProperties>(object: O, props: P): TObject<{ object: TLiteral<O> } & P> =>
   Type.Object({ object: Type.Literal(object), ...props }, { additionalProperties: true });
 
 export type Schema = TSchema;
