@@ -1,5 +1,4 @@
-import type { Db } from '../db/knex';
-import type { Config } from '../lib/config';
+import type { ActivityDeps } from './deps';
 import { apiKeyActivities } from './api-keys';
 import { webhookActivities } from './webhooks';
 import { paymentActivities } from './payments';
@@ -7,10 +6,8 @@ import { refundActivities } from './refunds';
 import { stuckPaymentActivities } from './stuck-payments';
 import { Vault } from '../lib/vault';
 
-export interface ActivityDeps {
-  db: Db;
-  config: Config;
-}
+// Activity modules import ActivityDeps from ./deps, not from here (this module imports them).
+export type { ActivityDeps };
 
 /** Every activity, built from its dependencies (tests hand in real ones; nothing is module-mocked). */
 export function createActivities(deps: ActivityDeps) {

@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { ApiDeps } from './deps';
 import { ApiError, type ErrorReason } from './errors';
 import type { Principal } from './auth/authenticate';
-import type { RequestContext } from '../workflows/shared';
+import type { RequestContext } from '../workflows/contract';
 import { Access } from './auth/access';
 import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
@@ -68,8 +68,10 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObje
   handler(args: HandlerArgs<Static<P>, Static<Q>, Static<B>>): Promise<HandlerResult>;
 }
 
-export interface Route extends RouteSpec<any, any, any> {
-  validate: { params?: Validator<unknown>; query?: Validator<unknown>; body?: Validator<unknown> };
+/** A declared route, whatever its own schemas: what the router, the OpenAPI document and the tests read. */
+export interface Route extends RouteSpec<TObject, TObject, TObject> {
+  /** Object schemas, so each validator answers an object. */
+  validate: { params?: Validator<Record<string, unknown>>; query?: Validator<Record<string, unknown>>; body?: Validator<Record<string, unknown>> };
 }
 
 /** The query parameter every account-scoped route takes; the same schema reads it before validation. */
@@ -84,7 +86,7 @@ export function isAccountScoped(route: { permission: Permission | null }): boole
 }
 
 /** An account-scoped route's query: its own parameters plus `account_id`, still closed. */
-function accountScopedQuery(spec: RouteSpec<any, any, any>): TObject {
+function accountScopedQuery(spec: Pick<RouteSpec<TObject, TObject, TObject>, 'method' | 'path' | 'query'>): TObject {
   if (spec.query?.properties.account_id) {
     throw new Error(`${spec.method.toUpperCase()} ${spec.path}: account_id is added by the route layer; do not declare it`);
   }
@@ -97,17 +99,18 @@ export function defineRoute<P extends TObject = Empty, Q extends TObject = Empty
 ): Route {
   const query = isAccountScoped(spec) ? accountScopedQuery(spec) : spec.query;
   return {
-    ...(spec as RouteSpec<any, any, any>),
+    // The handler takes its own schemas' types; the route layer hands it values those validators produced.
+    ...(spec as unknown as RouteSpec<TObject, TObject, TObject>),
     query,
     validate: {
-      params: spec.params && paramsValidator(spec.params),
-      query: query && queryValidator(query),
-      body: spec.body && bodyValidator(spec.body),
+      params: spec.params && paramsValidator<Record<string, unknown>>(spec.params),
+      query: query && queryValidator<Record<string, unknown>>(query),
+      body: spec.body && bodyValidator<Record<string, unknown>>(spec.body),
     },
   };
 }
 
-const EMPTY_OBJECT_BODY = bodyValidator<Record<string, never>>(Type.Object({}, { additionalProperties: false }));
+const EMPTY_OBJECT_BODY = bodyValidator<Record<string, unknown>>(Type.Object({}, { additionalProperties: false }));
 
 /**
  * The Koa middleware that runs one route: who may call it, then the Idempotency-Key, validation, the
@@ -140,12 +143,12 @@ async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, 
   // naming an account the caller cannot act for is 403 whatever the rest of the request says. Handlers
   // get the account through `access` only, so account_id is not in their query.
   await access.namedAccount();
-  const query: Record<string, unknown> = { ...(validated as object) };
+  const query: Record<string, unknown> = { ...validated };
   delete query.account_id;
   const hasBody = route.method !== 'get' && route.method !== 'delete';
   const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
 
-  const result = await route.handler({ params, query, body, principal, access, deps, ctx } as HandlerArgs<any, any, any>);
+  const result = await route.handler({ params, query, body, principal, access, deps, ctx });
 
   ctx.status = route.status ?? 200;
   const envelope: Record<string, unknown> = { message: result.message ?? route.message, success: true };

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { TASK_QUEUES } from '../workflows/shared';
+import { TASK_QUEUES } from '../workflows/contract';
 import { STUCK_PAYMENT_WATCHDOG_ID, type StuckPaymentWatchdogInput } from '../workflows/watchdog-shared';
 
 /** Looks at least every minute, and at least twice per threshold. */

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
-import { createActivities, ActivityDeps } from '../activities';
-import { TASK_QUEUES } from '../workflows/shared';
+import { createActivities, type ActivityDeps } from '../activities';
+import { TASK_QUEUES } from '../workflows/contract';
 import { ROOT_DIR } from '../db/local-state';
 
 export const WORKFLOW_BUNDLE_PATH = join(ROOT_DIR, 'dist', 'workflow-bundle.js');
