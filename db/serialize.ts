@@ -498,26 +498,3 @@ export function serializeEvent(row: any) {
     created_at: iso(row.created_at),
   };
 }
-
-// ---------------------------------------------------------------------------------------------------
-// Refunds
-
-/** A refund, with the payment it belongs to and why it failed, when it did. */
-export function serializeRefund(row: any) {
-  return {
-    object: 'refund',
-    id: row.id,
-    account_id: row.account_id,
-    charge_id: row.charge_id,
-    payment_id: row.payment_id,
-    status: row.status,
-    reason: row.reason ?? null,
-    reason_other: row.reason_other ?? null,
-    amount: Number(row.amount),
-    currency: row.currency,
-    metadata: row.metadata ?? {},
-    failure_reason: row.failure_reason ?? null,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}

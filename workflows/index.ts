@@ -5,5 +5,5 @@ export { webhookVerificationWorkflow } from './webhooks/verification';
 export { webhookSecretRotationWorkflow } from './webhooks/secret-rotation';
 export { webhookFanOutWorkflow } from './webhooks/fan-out';
 export { paymentWorkflow } from './payments/workflow';
-export { refundWorkflow } from './refund';
+export { refundWorkflow } from './refunds/workflow';
 export { stuckPaymentWatchdogWorkflow } from './stuck-payment-watchdog';

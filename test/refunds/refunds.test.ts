@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
 import { CARDS, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { createConfig, createProvider } from '../support/routing';
-import { refundWorkflowId } from '../../workflows/shared';
+import { refundWorkflowId } from '../../workflows/refunds/contract';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 
 // One file on purpose: vitest runs files in parallel, and every file's workers poll the same `payments`

@@ -1,13 +1,13 @@
 import {
   allHandlersFinished, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { SEARCH_ATTRIBUTES } from '../contract';
 import {
-  RefundAcceptance, refundQueries, RefundRef, RefundState, RefundStatus, refundUpdates, RefundWorkflowInput, SEARCH_ATTRIBUTES,
-} from './shared';
+  RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundState, RefundStatus, refundUpdates, RefundWorkflowInput,
+} from './contract';
 
 /** Short Postgres work: quick retries, forever (money state must always land). */
-const records = proxyActivities<Activities>({
+const records = proxyActivities<RefundActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -17,7 +17,7 @@ const records = proxyActivities<Activities>({
  * asked again, durably, until it does (the refund stays PENDING meanwhile). Safe because every call
  * carries the refund id as idempotency key. The heartbeat notices a dead worker within seconds.
  */
-const providers = proxyActivities<Activities>({
+const providers = proxyActivities<RefundActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '5s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: ['not_found'] },

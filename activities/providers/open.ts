@@ -1,0 +1,33 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import type { Environment } from '../../db/environments';
+import { ConfigProvider, findConfigProvider, loadProviderCredentials, ProviderConfigNotFoundError } from '../../db/providers';
+import type { Config } from '../../lib/config';
+import type { Vault } from '../../lib/vault';
+import { getAdapter } from './registry';
+import type { ProviderAdapter, ProviderCredentials } from './types';
+
+export interface OpenProvider extends ConfigProvider {
+  adapter: ProviderAdapter;
+  /** In the clear, in activity memory only: never returned, so never in workflow history. */
+  credentials: ProviderCredentials;
+}
+
+/**
+ * A config's provider, its adapter and its credentials, for an activity about to call the provider (a
+ * charge, capture, void or refund). The one way activities open a provider: a config that does not exist
+ * fails the activity for good (non-retryable `not_found`), since no retry can bring it back.
+ */
+export async function openProvider(
+  deps: { db: Knex; vault: Vault; config: Pick<Config, 'simulatorUrl' | 'providerTimeoutMs'> }, env: Environment, configId: string,
+): Promise<OpenProvider> {
+  try {
+    const found = await findConfigProvider(deps.db, env, configId);
+    const credentials = await loadProviderCredentials(deps.db, deps.vault, env, configId);
+    const adapter = getAdapter(found.provider.identifier, { simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs });
+    return { ...found, adapter, credentials };
+  } catch (err) {
+    if (err instanceof ProviderConfigNotFoundError) throw ApplicationFailure.nonRetryable(`provider config ${configId} is gone`, 'not_found');
+    throw err;
+  }
+}

@@ -1,0 +1,213 @@
+import type { Knex } from 'knex';
+import {
+  CAPTURED_CHARGE_STATUSES, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput,
+} from '../workflows/refunds/contract';
+import { envTable, Environment } from './environments';
+
+/**
+ * The refunds store: the `refunds` table, and the refund side of a charge's money (`refunded_amount`,
+ * `pending_refund_amount`) and of its payment (`amount_refunded`). Reserving and settling move those
+ * columns together with the refund row, so they live here and nowhere else (docs/payments.md).
+ */
+
+export interface RefundRow {
+  id: string;
+  account_id: string;
+  charge_id: string;
+  payment_id: string;
+  status: RefundStatus;
+  reason: RefundReason | null;
+  reason_other: string | null;
+  amount: number;
+  currency: string;
+  metadata: Record<string, unknown>;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The columns of a charge a refund reads: what was captured, what is refunded or reserved, and where. */
+export interface RefundTargetCharge {
+  id: string;
+  payment_id: string;
+  account_id: string;
+  status: string;
+  captured_amount: number;
+  refunded_amount: number;
+  pending_refund_amount: number;
+  payment_provider_config_id: string | null;
+  provider_reference: string | null;
+}
+
+const TARGET_COLUMNS = [
+  'id', 'payment_id', 'account_id', 'status', 'captured_amount', 'refunded_amount', 'pending_refund_amount',
+  'payment_provider_config_id', 'provider_reference',
+] as const;
+
+/** What is left to refund on a charge: captured − refunded − reserved. */
+export function refundableAmount(charge: Pick<RefundTargetCharge, 'captured_amount' | 'refunded_amount' | 'pending_refund_amount'>): number {
+  return Number(charge.captured_amount) - Number(charge.refunded_amount) - Number(charge.pending_refund_amount);
+}
+
+const refunds = (db: Knex, env: Environment) => db<RefundRow>(envTable(env, 'refunds'));
+const charges = (db: Knex, env: Environment) => db<RefundTargetCharge>(envTable(env, 'charges'));
+
+// ---------------------------------------------------------------------------------------------------
+// Reads (API)
+
+export async function findRefund(db: Knex, env: Environment, id: string): Promise<RefundRow | undefined> {
+  return refunds(db, env).where({ id }).first();
+}
+
+export interface RefundFilter { payment_id?: string; charge_id?: string; status?: RefundStatus }
+
+/** An account's refunds, newest first, one page of them, and how many there are in all. */
+export async function listRefunds(
+  db: Knex, env: Environment, accountId: string, filter: RefundFilter, page: { page: number; limit: number },
+): Promise<{ rows: RefundRow[]; total: number }> {
+  const base = () => {
+    const q = refunds(db, env).where({ account_id: accountId });
+    if (filter.payment_id) void q.where({ payment_id: filter.payment_id });
+    if (filter.charge_id) void q.where({ charge_id: filter.charge_id });
+    if (filter.status) void q.where({ status: filter.status });
+    return q;
+  };
+  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
+  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page.page - 1) * page.limit).limit(page.limit);
+  return { rows, total: Number(count) };
+}
+
+/** A payment of the account, by id, with its status (what a refund by payment id starts from). */
+export async function findPaymentToRefund(db: Knex, env: Environment, accountId: string, paymentId: string): Promise<{ id: string; status: string } | undefined> {
+  return db<{ id: string; status: string; account_id: string }>(envTable(env, 'payments'))
+    .where({ id: paymentId, account_id: accountId }).first('id', 'status');
+}
+
+/** The payment's captured charge (the latest attempt that was captured), if any. */
+export async function capturedChargeOfPayment(db: Knex, env: Environment, paymentId: string): Promise<RefundTargetCharge | undefined> {
+  return charges(db, env).where({ payment_id: paymentId }).whereIn('status', [...CAPTURED_CHARGE_STATUSES])
+    .orderBy('attempt_no', 'desc').first(...TARGET_COLUMNS);
+}
+
+/** A charge of the account, by id. */
+export async function findChargeToRefund(db: Knex, env: Environment, accountId: string, chargeId: string): Promise<RefundTargetCharge | undefined> {
+  return charges(db, env).where({ id: chargeId, account_id: accountId }).first(...TARGET_COLUMNS);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reserving (the refund workflow's first step), inside the caller's transaction
+
+export type Reservation =
+  | { outcome: 'existing' | 'reserved'; refund: RefundRow; providerConfigId: string | null }
+  /** The charge is not (or no longer) refundable; `chargeStatus` is UNKNOWN when there is no such charge. */
+  | { outcome: 'invalid_state'; chargeStatus: string }
+  | { outcome: 'exceeds_available'; available: number };
+
+/** Why a reservation did not match: the charge is not refundable, or less is left than asked. */
+async function refusal(trx: Knex.Transaction, env: Environment, chargeId: string): Promise<Reservation> {
+  const charge = await charges(trx, env).where({ id: chargeId }).first('status', 'captured_amount', 'refunded_amount', 'pending_refund_amount');
+  if (!charge || !(CAPTURED_CHARGE_STATUSES as readonly string[]).includes(charge.status)) {
+    return { outcome: 'invalid_state', chargeStatus: charge?.status ?? 'UNKNOWN' };
+  }
+  return { outcome: 'exceeds_available', available: refundableAmount(charge) };
+}
+
+/**
+ * Reserves the refund's amount on the charge and writes the PENDING refund row, or refuses. One
+ * conditional UPDATE does the reserving: it matches only while captured − refunded − pending covers the
+ * amount, so concurrent refunds can never over-refund. Idempotent: a refund row that exists is returned.
+ */
+export async function reserveRefund(trx: Knex.Transaction, input: RefundWorkflowInput): Promise<Reservation> {
+  const env = input.environment;
+  const existing = await refunds(trx, env).where({ id: input.refundId }).first();
+  const charge = await charges(trx, env).where({ id: input.chargeId }).first('payment_provider_config_id');
+  const providerConfigId = charge?.payment_provider_config_id ?? null;
+  if (existing) return { outcome: 'existing', refund: existing, providerConfigId };
+  let amount = input.amount;
+  if (amount === undefined) {
+    // "All that remains", read under the row lock so that no other reservation moves it meanwhile.
+    const locked = await charges(trx, env).where({ id: input.chargeId }).forUpdate()
+      .first('captured_amount', 'refunded_amount', 'pending_refund_amount');
+    const remaining = locked ? refundableAmount(locked) : 0;
+    if (remaining <= 0) return refusal(trx, env, input.chargeId);
+    amount = remaining;
+  }
+  const reserved = await trx.raw<{ rows: { id: string; currency: string }[] }>(
+    `UPDATE ?? SET pending_refund_amount = pending_refund_amount + ?, updated_at = now()
+      WHERE id = ? AND account_id = ? AND status IN (${REFUNDABLE_CHARGE_STATUSES.map(() => '?').join(', ')})
+        AND captured_amount - refunded_amount - pending_refund_amount >= ?
+      RETURNING id, currency`,
+    [envTable(env, 'charges'), amount, input.chargeId, input.accountId, ...REFUNDABLE_CHARGE_STATUSES, amount],
+  );
+  if (reserved.rows.length === 0) return refusal(trx, env, input.chargeId);
+  const [refund] = await trx(envTable(env, 'refunds')).insert({
+    id: input.refundId,
+    account_id: input.accountId,
+    charge_id: input.chargeId,
+    payment_id: input.paymentId,
+    status: 'PENDING',
+    reason: input.reason ?? null,
+    reason_other: input.reasonOther ?? null,
+    amount,
+    currency: reserved.rows[0].currency,
+    metadata: JSON.stringify(input.metadata ?? {}),
+  }).returning<RefundRow[]>('*');
+  return { outcome: 'reserved', refund, providerConfigId };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Asking the provider and settling
+
+/** A refund and the charge it refunds: what the provider is asked with. */
+export async function findRefundWithCharge(
+  db: Knex, env: Environment, refundId: string,
+): Promise<{ refund: RefundRow; charge: RefundTargetCharge | undefined } | undefined> {
+  const refund = await findRefund(db, env, refundId);
+  if (!refund) return undefined;
+  return { refund, charge: await charges(db, env).where({ id: refund.charge_id }).first(...TARGET_COLUMNS) };
+}
+
+/** The provider's verdict on a refund: approved, or declined for `failureReason`. */
+export type RefundVerdict = { approved: true } | { approved: false; failureReason: string };
+
+export type Settlement<Charge> =
+  /** Settled before (a retry): nothing changed. */
+  | { outcome: 'unchanged'; refund: RefundRow }
+  | { outcome: 'succeeded'; refund: RefundRow; charge: Charge }
+  | { outcome: 'failed'; refund: RefundRow };
+
+/**
+ * Records the provider's verdict once, in the caller's transaction: the refund row is locked and must
+ * still be PENDING. Approved moves the reserved amount to refunded (charge and payment: a payment has one
+ * captured charge, so the payment follows it); declined releases it. `exchange` joins the charge's log.
+ */
+export async function settleRefund<Charge = Record<string, unknown>>(
+  trx: Knex.Transaction, env: Environment, refundId: string, verdict: RefundVerdict, exchange: unknown,
+): Promise<Settlement<Charge> | undefined> {
+  const refund = await refunds(trx, env).where({ id: refundId }).forUpdate().first();
+  if (!refund) return undefined;
+  if (refund.status !== 'PENDING') return { outcome: 'unchanged', refund };
+  const amount = Number(refund.amount);
+  const log = trx.raw('exchanges || ?::jsonb', [JSON.stringify([exchange])]);
+  if (verdict.approved) {
+    const [charge] = await trx(envTable(env, 'charges')).where({ id: refund.charge_id }).update({
+      refunded_amount: trx.raw('refunded_amount + ?', [amount]),
+      pending_refund_amount: trx.raw('pending_refund_amount - ?', [amount]),
+      status: trx.raw(`CASE WHEN refunded_amount + ? >= captured_amount THEN 'REFUNDED' ELSE 'PARTIALLY_REFUNDED' END`, [amount]),
+      exchanges: log,
+      updated_at: trx.fn.now(),
+    }).returning('*') as (Charge & { status: string })[];
+    await trx(envTable(env, 'payments')).where({ id: refund.payment_id }).update({
+      amount_refunded: trx.raw('amount_refunded + ?', [amount]), status: charge.status, updated_at: trx.fn.now(),
+    });
+    const [settled] = await refunds(trx, env).where({ id: refund.id })
+      .update({ status: 'SUCCEEDED', updated_at: trx.fn.now() }).returning('*');
+    return { outcome: 'succeeded', refund: settled, charge };
+  }
+  await trx(envTable(env, 'charges')).where({ id: refund.charge_id }).update({
+    pending_refund_amount: trx.raw('pending_refund_amount - ?', [amount]), exchanges: log, updated_at: trx.fn.now(),
+  });
+  const [failed] = await refunds(trx, env).where({ id: refund.id })
+    .update({ status: 'FAILED', failure_reason: verdict.failureReason, updated_at: trx.fn.now() }).returning('*');
+  return { outcome: 'failed', refund: failed };
+}

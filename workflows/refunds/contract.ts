@@ -1,0 +1,102 @@
+/**
+ * Refunds: the workflow `refund/<re_id>`, its messages, statuses and the activities it calls. Imported
+ * by the workflow (in Temporal's sandbox) and by the API, activities and stores alike, so it stays free
+ * of Node and I/O. Everything here carries ids, amounts and merchant metadata, never a credential.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Environment, RequestContext } from '../contract';
+import type { EventFanOutActivities } from '../webhooks/contract';
+
+export const REFUND_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
+export type RefundStatus = typeof REFUND_STATUSES[number];
+
+export const REFUND_REASONS = ['DUPLICATE', 'FRAUDULENT', 'REQUESTED_BY_CUSTOMER', 'OTHER'] as const;
+export type RefundReason = typeof REFUND_REASONS[number];
+
+/**
+ * A refund's life (docs/payments.md): PENDING once its amount is reserved, then the provider's verdict
+ * settles it once. SUCCEEDED and FAILED are final.
+ */
+export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundStatus[]>> = {
+  PENDING: ['SUCCEEDED', 'FAILED'],
+  SUCCEEDED: [],
+  FAILED: [],
+};
+
+/** Charge statuses a refund can target: captured once (refundable while something is left). */
+export const CAPTURED_CHARGE_STATUSES = ['CAPTURED', 'PARTIALLY_REFUNDED', 'REFUNDED'] as const;
+/** Charge statuses against which an amount can still be reserved. */
+export const REFUNDABLE_CHARGE_STATUSES = ['CAPTURED', 'PARTIALLY_REFUNDED'] as const;
+
+export interface RefundWorkflowInput {
+  refundId: string;
+  accountId: string;
+  workspaceId: string;
+  environment: Environment;
+  paymentId: string;
+  chargeId: string;
+  /** Omitted: everything that remains refundable at the moment the amount is reserved. */
+  amount?: number;
+  reason?: RefundReason;
+  reasonOther?: string;
+  metadata: Record<string, string>;
+  context: RequestContext;
+}
+
+/** What a refund workflow hands its activities once the amount is reserved: ids only. */
+export type RefundRef = Pick<RefundWorkflowInput, 'refundId' | 'accountId' | 'workspaceId' | 'environment' | 'paymentId' | 'chargeId' | 'context'>;
+
+/** Why a refund could not be accepted; nothing was written (the reservation is all or nothing). */
+export interface RefundRejection {
+  outcome: 'rejected';
+  reason: 'refund_exceeds_available' | 'invalid_state';
+  message: string;
+  details: { available?: number; status?: string };
+}
+
+/** What `create` answers: the rejection, or the status once final (or PENDING after 5 s). */
+export type RefundAcceptance = { outcome: 'accepted'; status: RefundStatus } | RefundRejection;
+
+/** The `state` query of a refund workflow. */
+export interface RefundState {
+  refundId: string;
+  paymentId: string;
+  chargeId: string;
+  status: RefundStatus | 'RESERVING' | 'REJECTED';
+  amount?: number;
+  failureReason?: string;
+}
+
+export const refundUpdates = {
+  /** Sent with the start (update-with-start): answers once the amount is reserved (or refused). */
+  create: defineUpdate<RefundAcceptance>('create'),
+};
+
+export const refundQueries = {
+  state: defineQuery<RefundState>('state'),
+};
+
+export const refundWorkflowId = (refundId: string) => `refund/${refundId}`;
+
+/** `reserveRefund`: the refund accepted (new, or found from an earlier attempt) or refused. */
+export type ReservationResult =
+  | { outcome: 'accepted'; status: RefundStatus; amount: number; providerConfigId: string | null; eventIds: string[] }
+  | RefundRejection;
+
+/** `refundCharge`: the provider's verdict as settled, and the events it wrote. */
+export interface RefundResult {
+  status: RefundStatus;
+  failureReason?: string;
+  eventIds: string[];
+}
+
+/** The activities a refund workflow calls (`fanOutEvents` is the webhooks feature's); activities/refunds.ts builds its own two. */
+export interface RefundActivities extends EventFanOutActivities {
+  /**
+   * Accepts a refund or refuses it, atomically: reserves the amount on the charge together with the
+   * PENDING refund row and `refund.created`. Idempotent: a refund row that exists is returned.
+   */
+  reserveRefund(input: RefundWorkflowInput): Promise<ReservationResult>;
+  /** Asks the provider, with the refund id as idempotency key, until it answers; settles on its verdict. */
+  refundCharge(ref: RefundRef): Promise<RefundResult>;
+}
