@@ -104,12 +104,23 @@ function parameters(route: Route): object[] {
   return out;
 }
 
+/** Whether the route's body validator takes `{}`. */
+function takesEmptyBody(route: Route): boolean {
+  try {
+    route.validate.body?.({});
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function requestBody(route: Route): object | undefined {
   if (!['post', 'put', 'patch'].includes(route.method)) return undefined;
   const schema = plain(route.validate.body?.schema ?? requestSchema({ type: 'object', additionalProperties: false } as unknown as TSchema))!;
   return {
-    // An absent body counts as {}: it is required exactly when {} would not do.
-    required: Array.isArray(schema.required) && schema.required.length > 0,
+    // An absent body counts as {}: it is required exactly when {} would not do (a required field, a
+    // rule such as "exactly one of", minProperties), which the validator itself answers.
+    required: !takesEmptyBody(route),
     description: 'application/json; an absent body counts as `{}`.',
     content: { 'application/json': { schema } },
   };
