@@ -104,10 +104,19 @@ async function drive(total: number, concurrency: number, op: (i: number) => Prom
   return { latencies, elapsedMs: performance.now() - started };
 }
 
-async function json(res: Response): Promise<any> {
-  const body = await res.json();
+/** The few fields of the API's answers the bench reads. */
+interface Answer { id: string; status: string }
+interface AccountAnswer extends Answer { workspace_id: string; api_keys: { type: string; key: string }[] }
+interface ProviderAnswer extends Answer { methods: Answer[] }
+
+async function json<T>(res: Response): Promise<{ data: T }> {
+  const body: unknown = await res.json();
   if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body)}`);
-  return body;
+  return body as { data: T };
+}
+
+interface PaymentRun extends ReturnType<typeof summarize> {
+  confirm_p50_ms: number; confirm_p99_ms: number; floor_per_s: number; floor_p50_ms: number; floor_p99_ms: number; ratio: number;
 }
 
 async function main(): Promise<void> {
@@ -161,12 +170,14 @@ async function main(): Promise<void> {
     // A merchant with a sandbox-adapter provider config (0 ms processor latency) and a fee.
     const token = signDevToken(config, { user: 'usr_bench', workspace: 'ws_bench' });
     const system = signDevToken(config, { user: 'usr_bench_system', workspace: 'ws_bench', system: true });
-    const post = (path: string, body: unknown, bearer: string) => fetch(`${api}/v1${path}`, {
+    const post = <T = Answer>(path: string, body: unknown, bearer: string) => fetch(`${api}/v1${path}`, {
       method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    }).then(json);
-    const account = (await post('/accounts', { name: 'Bench', country: 'US', currency: 'USD' }, token)).data;
-    const key = account.api_keys.find((k: any) => k.type === 'SECRET').key as string;
-    const provider = (await post('/payment-providers', { name: 'Sandbox', identifier: 'sandbox' }, system)).data;
+    }).then((res) => json<T>(res));
+    const account = (await post<AccountAnswer>('/accounts', { name: 'Bench', country: 'US', currency: 'USD' }, token)).data;
+    const secret = account.api_keys.find((k) => k.type === 'SECRET');
+    if (!secret) throw new Error('the new account has no secret key');
+    const key = secret.key;
+    const provider = (await post<ProviderAnswer>('/payment-providers', { name: 'Sandbox', identifier: 'sandbox' }, system)).data;
     const ppc = (await post(`/payment-provider-configs?account_id=${account.id}`, { payment_provider_id: provider.id, name: 'Primary', credentials: { api_key: 'bench' } }, token)).data;
     for (const m of provider.methods) {
       await post(`/payment-provider-configs/${ppc.id}/fees`, { payment_provider_method_id: m.id, volume_fee: 2.9, fixed_fee: 30, fixed_fee_currency: 'USD' }, token);
@@ -178,7 +189,7 @@ async function main(): Promise<void> {
       const confirmed = (await post(`/payments/${payment.id}/confirm`, { payment_method: VISA }, key)).data;
       confirmLatencies.push(performance.now() - t0);
       if (confirmed.status !== 'SUCCEEDED') throw new Error(`payment ended ${confirmed.status}`);
-      return payment.id as string;
+      return payment.id;
     };
     let floorSeq = 0;
     const floorOnce = async () => {
@@ -203,7 +214,7 @@ async function main(): Promise<void> {
     }
 
     // payments
-    const payment: Record<string, unknown> = {};
+    const payment: Partial<Record<'c1' | 'c16', PaymentRun>> = {};
     for (const [name, concurrency, total] of SCENARIOS.has('payment') ? [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const : []) {
       log(`bench: payments ${name}`);
       confirmLatencies = [];
@@ -241,7 +252,7 @@ async function main(): Promise<void> {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const endpoint = (await post('/webhook-endpoints', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['*'] }, key)).data;
     for (let i = 0; i < 100; i++) {
-      const ep = await fetch(`${api}/v1/webhook-endpoints/${endpoint.id}`, { headers: { authorization: `Bearer ${key}` } }).then(json);
+      const ep = await fetch(`${api}/v1/webhook-endpoints/${endpoint.id}`, { headers: { authorization: `Bearer ${key}` } }).then((res) => json<Answer>(res));
       if (ep.data.status === 'enabled') break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -271,13 +282,13 @@ async function main(): Promise<void> {
     };
     mkdirSync(join(ROOT_DIR, 'bench', 'results'), { recursive: true });
     writeFileSync(join(ROOT_DIR, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-    const p = payment as Record<'c1' | 'c16', any>;
     const row = (name: string, ours: string, theirs: string, ratio: unknown) => log(`${name.padEnd(16)}${ours.padEnd(36)}${theirs.padEnd(36)}${ratio}`);
     log('');
     row('scenario', 'ours', 'baseline / floor', 'ratio');
     if (read) row('read (32 conn)', `${read.rps} req/s, p99 ${read.p99_ms} ms`, `${read.baseline_rps} req/s, p99 ${read.baseline_p99_ms} ms`, read.ratio);
     for (const c of ['c1', 'c16'] as const) {
-      if (p[c]) row(`payment ${c}`, `${p[c].per_s}/s, p50 ${p[c].p50_ms}, p99 ${p[c].p99_ms} ms`, `${p[c].floor_per_s}/s, p50 ${p[c].floor_p50_ms}, p99 ${p[c].floor_p99_ms} ms`, p[c].ratio);
+      const run = payment[c];
+      if (run) row(`payment ${c}`, `${run.per_s}/s, p50 ${run.p50_ms}, p99 ${run.p99_ms} ms`, `${run.floor_per_s}/s, p50 ${run.floor_p50_ms}, p99 ${run.floor_p99_ms} ms`, run.ratio);
     }
     if (webhooks) row('webhooks', `${webhooks.per_s} deliveries/s`, '', '');
     if (memory) row('memory', `worker RSS ${memory.worker_rss_mb} MB`, `${OPEN_PAYMENTS} open payments`, '');

@@ -220,7 +220,7 @@ function invalid(message: string): SimulatorError {
   return new SimulatorError(400, 'invalid_request', message);
 }
 
-async function readJson(ctx: Context): Promise<Record<string, any>> {
+async function readJson(ctx: Context): Promise<Record<string, unknown>> {
   let body: unknown;
   try {
     body = await parseBody.json(ctx.req, { limit: '64kb', strict: true });
@@ -229,7 +229,7 @@ async function readJson(ctx: Context): Promise<Record<string, any>> {
   }
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw invalid('the body must be a JSON object');
-  return body as Record<string, any>;
+  return body as Record<string, unknown>;
 }
 
 export function parseKnobs(header: string): SimulateKnobs {
@@ -265,15 +265,18 @@ function optionalAmount(value: unknown, name: string): number | undefined {
   return value === undefined ? undefined : requiredAmount(value, name);
 }
 
-function authorizeRequest(body: Record<string, any>): AuthorizeRequest {
+const isInteger = (value: unknown): value is number => Number.isInteger(value);
+
+function authorizeRequest(body: Record<string, unknown>): AuthorizeRequest {
   const amount = requiredAmount(body.amount, 'amount');
   if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency)) throw invalid('currency must be an upper-case ISO-4217 code');
   const installments = body.installments === undefined ? 1 : requiredAmount(body.installments, 'installments');
   const card = body.card;
   if (typeof card !== 'object' || card === null) throw invalid('card is required');
-  if (typeof card.number !== 'string') throw invalid('card.number must be a string');
-  if (!Number.isInteger(card.exp_month) || card.exp_month < 1 || card.exp_month > 12) throw invalid('card.exp_month must be 1-12');
-  if (!Number.isInteger(card.exp_year)) throw invalid('card.exp_year must be an integer');
-  if (card.cvc !== undefined && typeof card.cvc !== 'string') throw invalid('card.cvc must be a string');
-  return { amount, currency: body.currency, installments, card: { number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, cvc: card.cvc } };
+  const { number, exp_month, exp_year, cvc } = card as Record<string, unknown>;
+  if (typeof number !== 'string') throw invalid('card.number must be a string');
+  if (!isInteger(exp_month) || exp_month < 1 || exp_month > 12) throw invalid('card.exp_month must be 1-12');
+  if (!isInteger(exp_year)) throw invalid('card.exp_year must be an integer');
+  if (cvc !== undefined && typeof cvc !== 'string') throw invalid('card.cvc must be a string');
+  return { amount, currency: body.currency, installments, card: { number, exp_month, exp_year, cvc } };
 }
