@@ -32,30 +32,6 @@ export function serializeAccount(row: any, settings: any[] = []) {
   };
 }
 
-/** An API key; `plaintext` is given only at creation and regeneration, never again. */
-export function serializeApiKey(row: any, plaintext?: string) {
-  return {
-    object: 'api_key',
-    id: row.id,
-    account_id: row.account_id,
-    name: row.name,
-    type: row.type,
-    environment: row.environment,
-    key: plaintext ?? null,
-    redacted_key: `${row.key_prefix}…${row.key_last4}`,
-    status: row.status,
-    permissions: row.permissions ?? {},
-    metadata: row.metadata ?? {},
-    managed: row.managed,
-    deleted: row.deleted,
-    last_used_ip: row.last_used_ip ?? null,
-    last_used_at: iso(row.last_used_at),
-    expires_at: iso(row.expires_at),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
 export function serializeCustomerAddress(row: any) {
   return {
     object: 'customer_address',

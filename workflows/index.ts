@@ -1,5 +1,5 @@
 // Every workflow the worker runs. This module is bundled for the Temporal sandbox.
-export { apiKeyRotationWorkflow } from './api-key-rotation';
+export { apiKeyRotationWorkflow } from './api-keys/workflow';
 export { webhookDeliveryWorkflow } from './webhooks/delivery';
 export { webhookVerificationWorkflow } from './webhooks/verification';
 export { webhookSecretRotationWorkflow } from './webhooks/secret-rotation';

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { createAccount, settingsByAccount } from '../../db/repositories/accounts';
-import { serializeAccount, serializeApiKey } from '../../db/serialize';
+import { serializeAccount } from '../../db/serialize';
+import { serializeApiKey } from '../resources/api-keys';
 import { ApiError } from '../errors';
 import { defineRoute } from '../route';
 import { Country, Currency, Id, Metadata, Obj, Resource } from '../schemas';

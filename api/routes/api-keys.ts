@@ -1,42 +1,21 @@
 import { Type } from '@sinclair/typebox';
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
-import { insertApiKey } from '../../db/repositories/api-keys';
-import { serializeApiKey } from '../../db/serialize';
+import { deleteApiKey, findApiKey, findLiveApiKey, insertApiKey, listLiveApiKeys } from '../../db/api-keys';
+import type { Db } from '../../db/knex';
 import { looksLikeId } from '../../lib/ids';
 import { generateApiKey, hashApiKey } from '../../lib/secrets';
-import type { ApiKeyRotationInput, ApiKeyRotationResult } from '../../workflows/api-key-rotation';
-import { TASK_QUEUES } from '../../workflows/shared';
-import type { Db } from '../../db/knex';
+import { rotateApiKey } from '../../workflows/api-keys/client';
+import type { ApiKeyRotationInput } from '../../workflows/api-keys/contract';
 import type { Access } from '../auth/access';
 import { fromPermissionMap, PermissionMap, toPermissionMap, ungrantable, unknownPermissions } from '../auth/permissions';
 import { ApiError, FieldError } from '../errors';
+import { ApiKeySchema, serializeApiKey } from '../resources/api-keys';
 import { defineRoute } from '../route';
-import { Metadata, Obj, Resource } from '../schemas';
-
-const S = Type.String();
-const NS = Type.Union([S, Type.Null()]);
-const TS = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-
-const ApiKeySchema = Resource('api_key', {
-  id: S, account_id: S, name: S, type: Type.Union([Type.Literal('SECRET'), Type.Literal('PUBLISHABLE')]),
-  environment: S, key: NS, redacted_key: S, status: S, permissions: Type.Record(S, Type.Array(S)),
-  metadata: Type.Record(S, Type.Unknown()), managed: Type.Boolean(), deleted: Type.Boolean(),
-  last_used_ip: NS, last_used_at: TS, expires_at: TS, created_at: TS, updated_at: TS,
-});
+import { Metadata, Obj } from '../schemas';
 
 /** What a publishable key can ever do: read a payment and confirm it. */
 const PUBLISHABLE_PERMISSIONS = new Set(['payment:read', 'payment:confirm']);
 
 const KeyParams = Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-
-/** The type of the application failure at the root of a failed workflow (activity failures wrap it). */
-function failureType(err: WorkflowFailedError): string | undefined {
-  for (let cause: unknown = err.cause; cause instanceof Error; cause = (cause as { cause?: unknown }).cause) {
-    if (cause instanceof ApplicationFailure && cause.type) return cause.type;
-  }
-  return undefined;
-}
 
 /**
  * Refuses to issue a credential holding `granted` to a caller holding `holder`, unless the caller holds
@@ -49,7 +28,7 @@ function assertMayGrant(holder: ReadonlySet<string>, granted: Iterable<string>, 
 
 /** A live (not deleted) key by id, visible to the caller with this route's permission; else 404. */
 async function locateKey(db: Db, access: Access, id: string) {
-  const row = looksLikeId(id, 'key') ? await db('core.api_keys').where({ id, deleted: false }).first() : undefined;
+  const row = looksLikeId(id, 'key') ? await findLiveApiKey(db, id) : undefined;
   if (!row) throw ApiError.notFound('API key');
   const scope = await access.forResource(row.account_id, 'API key');
   return { row, scope };
@@ -119,8 +98,7 @@ export const apiKeyRoutes = [
     response: Type.Array(ApiKeySchema),
     async handler({ access, deps }) {
       const scope = await access.forAccount();
-      const rows = await deps.db('core.api_keys').where({ account_id: scope.account.id, deleted: false })
-        .orderBy('created_at', 'desc').orderBy('id', 'desc');
+      const rows = await listLiveApiKeys(deps.db, scope.account.id);
       return { data: rows.map((r) => serializeApiKey(r)) };
     },
   }),
@@ -136,9 +114,7 @@ export const apiKeyRoutes = [
     params: KeyParams,
     async handler({ params, access, deps }) {
       await locateKey(deps.db, access, params.id);
-      const count = await deps.db('core.api_keys').where({ id: params.id, deleted: false })
-        .update({ deleted: true, updated_at: deps.db.fn.now() });
-      if (!count) throw ApiError.notFound('API key');
+      if (!(await deleteApiKey(deps.db, params.id))) throw ApiError.notFound('API key');
       deps.auth.invalidate();
       return {};
     },
@@ -174,38 +150,15 @@ export const apiKeyRoutes = [
         actor: principal.kind === 'api_key' ? { type: 'api_key', id: principal.keyId } : { type: principal.actorType, id: principal.userId },
         requestId: ctx.state.requestId,
       };
-      const client = await deps.temporal();
-      try {
-        await client.workflow.execute<(i: ApiKeyRotationInput) => Promise<ApiKeyRotationResult>>('apiKeyRotationWorkflow', {
-          workflowId: `api-key-rotation/${row.id}/${rotation}`,
-          taskQueue: TASK_QUEUES.payments,
-          args: [input],
-          // A failed rotation may be retried under the same number; a completed one never runs twice.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-          // Bounded, so a request never hangs on a missing worker; the rotation is then failed, not pending.
-          workflowExecutionTimeout: '30s',
-        });
-      } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new ApiError('conflict', 'This key is already being regenerated.');
-        }
-        if (err instanceof WorkflowFailedError) {
-          const reason = failureType(err);
-          if (reason === 'invalid_state') throw new ApiError('conflict', 'The key changed while it was being regenerated.');
-          if (reason === 'not_found') throw ApiError.notFound('API key');
-          // Timed out: the rotation may still have landed just before; then the new value is the answer.
-          const now = await deps.db('core.api_keys').where({ id: row.id }).first();
-          if (now?.key_hash === input.newKeyHash) {
-            deps.auth.invalidate();
-            return { data: serializeApiKey(now, plaintext) };
-          }
-          throw new ApiError('temporal_unavailable', 'The key could not be regenerated in time; try again.', {}, { 'Retry-After': '5' });
-        }
-        throw err;
+      const run = await rotateApiKey(await deps.temporal(), input);
+      const now = await findApiKey(deps.db, row.id);
+      // Unfinished in time: the rotation may still have landed just before; then the new value is the answer.
+      const landed = now !== undefined && (run.outcome === 'rotated' || now.key_hash === input.newKeyHash);
+      if (!landed) {
+        throw new ApiError('temporal_unavailable', 'The key could not be regenerated in time; try again.', {}, { 'Retry-After': '5' });
       }
       deps.auth.invalidate();
-      const updated = await deps.db('core.api_keys').where({ id: row.id }).first();
-      return { data: serializeApiKey(updated, plaintext) };
+      return { data: serializeApiKey(now, plaintext) };
     },
   }),
 ];

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../lib/ids';
 import type { Environment } from '../environments';
-import { insertApiKey } from './api-keys';
+import { insertApiKey } from '../api-keys';
 
 export interface NewAccount {
   userId: string;

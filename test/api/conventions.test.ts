@@ -8,7 +8,7 @@ import { createApp } from '../../api/app';
 import { defineRoute } from '../../api/route';
 import { Obj, Pagination } from '../../api/schemas';
 import { ROUTES } from '../../api/routes';
-import { insertApiKey } from '../../db/repositories/api-keys';
+import { insertApiKey } from '../../db/api-keys';
 import { createApiDeps } from '../../api/server';
 import { createDb } from '../../db/knex';
 import { envTable } from '../../db/environments';

@@ -1,27 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ApiKeyActivities, ApiKeyRotationInput, ApiKeyRotationResult } from './contract';
 
-const { rotateApiKeySecret, fanOutEvents } = proxyActivities<Activities>({
+const { rotateApiKeySecret, fanOutEvents } = proxyActivities<ApiKeyActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 10 },
 });
-
-export interface ApiKeyRotationInput {
-  keyId: string;
-  /** The rotation number this run makes (the key's rotation_count after it). */
-  rotation: number;
-  /**
-   * The keyed hash of the new secret with its display prefix and last four characters. The plaintext
-   * never enters the workflow: the API generates it, keeps it in memory and returns it once.
-   */
-  newKeyHash: string;
-  newKeyPrefix: string;
-  newKeyLast4: string;
-  actor: { type: string; id: string };
-  requestId?: string;
-}
-
-export interface ApiKeyRotationResult { keyId: string; rotation: number; rotatedAt: string }
 
 /**
  * Rotates a managed API key. The activity swaps the hash, records the notification and the event in
