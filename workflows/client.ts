@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import {
   ApplicationFailure, Client, Connection, ConnectionOptions, isGrpcServiceError, ServiceError,
-  WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError,
+  WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import { ApiError } from '../lib/errors';
@@ -92,6 +92,8 @@ export function isTemporalUnavailable(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return false;
   // The worker's native connection reports a lost server as TransportError (core-bridge).
   if (err instanceof Error && err.name === 'TransportError') return true;
+  // An update whose call ran out of time: the server did not answer (we never cancel one ourselves).
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   const code = grpcCode(err);
   if (code === GRPC.UNAVAILABLE || code === GRPC.DEADLINE_EXCEEDED) return true;
   return err instanceof ServiceError;
