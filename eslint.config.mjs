@@ -33,9 +33,10 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': ['error', {
         patterns: [
           { group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'os', 'child_process', 'util', 'stream'], message: 'No Node built-ins in workflow code.' },
-          { group: ['knex', 'pg', 'undici', 'pino', '../db/*', '../api/*'], message: 'Workflows never do I/O: call an activity.' },
+          { group: ['knex', 'pg', 'undici', 'pino', 'koa', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/db', '**/db/**', '**/api/**', '**/worker/**', '**/scripts/**'], message: 'Workflows never do I/O: call an activity.' },
+          { group: ['**/client', '**/client.ts'], message: 'Command clients are client-side code: workflow code never imports one.' },
           // Activity types are fine (erased at build); activity code is not.
-          { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows import activities type-only, through proxyActivities.' },
+          { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Workflows import activities type-only, through proxyActivities.' },
         ],
       }],
     },
