@@ -126,7 +126,7 @@ export async function isMethodOfProvider(db: Knex, env: Environment, providerId:
 
 /** A config as the API shows it: credentials masked. */
 export interface MaskedProviderConfig extends ProviderConfigRow {
-  credentials: unknown;
+  credentials: Json;
 }
 
 export interface ProviderConfigWithEmbeds extends MaskedProviderConfig {
@@ -141,7 +141,7 @@ function masked(vault: Vault, stored: StoredConfig | undefined): MaskedProviderC
 function masked(vault: Vault, stored: StoredConfig | undefined): MaskedProviderConfig | undefined {
   if (!stored) return undefined;
   const { credentials_encrypted: sealed, ...row } = stored;
-  return { ...row, credentials: maskCredentials(vault.decryptJson<unknown>(sealed) ?? {}) };
+  return { ...row, credentials: maskCredentials(vault.decryptJson<Json | null>(sealed) ?? {}) };
 }
 
 const configs = (db: Knex, env: Environment) => db(envTable(env, 'payment_provider_configs'));

@@ -11,11 +11,17 @@ const VISIBLE_CREDENTIAL_KEYS = new Set(['simulate']);
  * every string becomes `••••` (plus its last 4 characters when it is at least 12 long), and numbers and
  * booleans become `••••` too — except the scalar knobs under `simulate`, which are test switches.
  */
-export function maskCredentials(value: unknown, visible = false): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskCredentials(item, visible));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, maskCredentials(child, visible || VISIBLE_CREDENTIAL_KEYS.has(key))]));
-  }
+export function maskCredentials(credentials: Record<string, unknown>): Record<string, unknown> {
+  return maskObject(credentials, false);
+}
+
+function maskObject(value: object, visible: boolean): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, mask(child, visible || VISIBLE_CREDENTIAL_KEYS.has(key))]));
+}
+
+function mask(value: unknown, visible: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => mask(item, visible));
+  if (typeof value === 'object' && value !== null) return maskObject(value, visible);
   if (typeof value === 'string') return value.length >= MASK_SHOW_LAST4_FROM ? `${MASK}${value.slice(-4)}` : MASK;
   if (value === null) return null;
   return visible && (typeof value === 'number' || typeof value === 'boolean') ? value : MASK;

@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import type { Config } from '../lib/config';
 import type { Db } from '../db/knex';
 import { hashApiKey } from '../lib/secrets';
-import { createAccount } from '../db/repositories/accounts';
-import { insertApiKey } from '../db/api-keys';
+import { createAccount } from '../db/accounts';
+import { insertApiKey } from '../db/repositories/api-keys';
 import { ALL_PERMISSIONS, toPermissionMap } from '../api/auth/permissions';
-import { envTable } from '../db/environments';
-import { createPaymentProvider } from '../db/repositories/payment-providers';
-import { getAdapter } from '../activities/providers/registry';
-import { newId } from '../lib/ids';
+import { createFee } from '../db/fees-and-rules';
+import {
+  createPaymentProvider, createProviderConfig, findPaymentProviderByIdentifier, hasActiveProviderConfig, listProviderMethods,
+} from '../db/providers';
+import { catalogueEntry, defaultMethodsOf } from '../lib/providers/catalogue';
 import { Vault } from '../lib/vault';
 
 export const DEMO_USER = 'usr_demo';
@@ -61,21 +62,19 @@ export async function seedDemo(db: Db, config: Config): Promise<Demo> {
  */
 async function seedDemoRouting(db: Db, config: Config, accountId: string): Promise<void> {
   const env = 'sandbox' as const;
-  if (await db(envTable(env, 'payment_provider_configs')).where({ account_id: accountId, deleted: false }).first('id')) return;
-  const adapter = getAdapter('sandbox');
-  const existing = await db(envTable(env, 'payment_providers')).where({ identifier: 'sandbox' }).first('id');
-  const providerId: string = existing?.id ?? (await createPaymentProvider(db, env, {
-    name: 'Sandbox processor', identifier: 'sandbox', isGlobal: true, config: {}, schemas: { credentials: adapter.credentialsSchema },
-    methods: adapter.defaultMethods.map((m) => ({ ...m, txn_mappings: m.txn_mappings.map((t) => ({ ...t })) })),
+  if (await hasActiveProviderConfig(db, env, accountId)) return;
+  const sandbox = catalogueEntry('sandbox');
+  const existing = await findPaymentProviderByIdentifier(db, env, sandbox.identifier);
+  const providerId = existing?.id ?? (await createPaymentProvider(db, env, {
+    name: sandbox.displayName, identifier: sandbox.identifier, isGlobal: true, config: {}, schemas: { credentials: sandbox.credentialsSchema },
+    methods: defaultMethodsOf(sandbox),
   })).provider.id;
-  const configId = newId('ppc');
-  await db(envTable(env, 'payment_provider_configs')).insert({
-    id: configId, account_id: accountId, payment_provider_id: providerId, name: 'Demo sandbox processor',
-    credentials_encrypted: new Vault(config.vaultKey).encryptJson({ api_key: 'demo_sandbox_key' }),
+  const providerConfig = await createProviderConfig(db, new Vault(config.vaultKey), env, {
+    accountId, providerId, name: 'Demo sandbox processor', credentials: { api_key: 'demo_sandbox_key' }, merchantCapabilities: {},
   });
-  const methods = await db(envTable(env, 'payment_provider_methods')).where({ payment_provider_id: providerId }).pluck('id');
-  await db(envTable(env, 'payment_provider_config_fees')).insert(methods.map((methodId: string) => ({
-    id: newId('fee'), payment_provider_config_id: configId, payment_provider_method_id: methodId,
-    installment_count: 1, volume_fee: 2.9, fixed_fee: 30, fixed_fee_currency: 'USD',
-  })));
+  for (const method of await listProviderMethods(db, env, providerId)) {
+    await createFee(db, env, {
+      configId: providerConfig.id, methodId: method.id, installmentCount: 1, volumeFee: 2.9, fixedFee: 30, fixedFeeCurrency: 'USD',
+    });
+  }
 }

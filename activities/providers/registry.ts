@@ -1,6 +1,8 @@
-// The built-in provider adapters by identifier. Adding a real processor is one folder under
-// activities/providers/ and one line in ADAPTERS.
+// The built-in provider adapters by identifier: one line per entry of the catalogue
+// (lib/providers/catalogue.ts, which the type below keeps in step). Adding a real processor is one
+// folder under activities/providers/, one catalogue entry and one line in ADAPTERS.
 
+import { AdapterIdentifier, isAdapterIdentifier, UnknownProviderAdapterError } from '../../lib/providers/catalogue';
 import { createSandboxAdapter } from './sandbox';
 import { ProviderAdapter } from './types';
 
@@ -14,28 +16,13 @@ export interface AdapterOptions {
 
 export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:4010';
 
-const ADAPTERS: Record<string, (options: AdapterOptions) => ProviderAdapter> = {
+const ADAPTERS: Record<AdapterIdentifier, (options: AdapterOptions) => ProviderAdapter> = {
   sandbox: (options) => createSandboxAdapter({
     baseUrl: options.simulatorUrl ?? DEFAULT_SIMULATOR_URL,
     timeoutMs: options.requestTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs,
   }),
 };
-
-export class UnknownProviderAdapterError extends Error {
-  readonly reason = 'unknown_provider_adapter';
-  constructor(readonly identifier: string) {
-    super(`no provider adapter "${identifier}" (known: ${adapterIdentifiers().join(', ')})`);
-  }
-}
-
-export function adapterIdentifiers(): string[] {
-  return Object.keys(ADAPTERS);
-}
-
-export function isAdapterIdentifier(identifier: string): boolean {
-  return Object.hasOwn(ADAPTERS, identifier);
-}
 
 // One adapter per identifier and options, so connection pools are shared rather than leaked per call.
 const instances = new Map<string, ProviderAdapter>();

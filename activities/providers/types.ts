@@ -2,7 +2,7 @@
 // Adapters run inside activities only. Inputs carry the card and credentials an activity loaded just in
 // time; outputs never do, because they flow into workflow history and the charge's `exchanges`.
 
-export type CardNetwork = 'VISA' | 'MASTERCARD' | 'AMEX' | 'DISCOVER' | (string & {});
+import type { ProviderCatalogueEntry } from '../../lib/providers/types';
 
 /** Raw card data. Lives only inside an activity, between the vault and the adapter. */
 export interface CardData {
@@ -142,45 +142,9 @@ export type GetStatusOutput =
   | { lookup: 'failed'; error: string; exchange: ProviderExchange };
 
 // ---------------------------------------------------------------------------------------------------
-// Catalogue and capabilities
+// The adapter: what it offers (its catalogue entry, lib/providers/catalogue.ts) and its operations
 
-export interface TxnMappingTemplate {
-  strategy: 'SDK' | (string & {});
-  strategy_identifier: string;
-  type: string;
-  capabilities: Record<string, unknown>;
-}
-
-/** A payment_provider_method as created when a provider is registered without methods (docs/sandbox-processor.md#adapters-activitiesproviders). */
-export interface MethodTemplate {
-  name: string;
-  category: 'CARD' | (string & {});
-  type: 'CREDIT_CARD' | (string & {});
-  network: CardNetwork;
-  installments_supported: boolean;
-  txn_mappings: TxnMappingTemplate[];
-}
-
-/** What the adapter supports, declared rather than guessed by callers. */
-export interface ProviderCapabilities {
-  /** Authorize now, capture later. */
-  separateCapture: boolean;
-  partialCapture: boolean;
-  void: boolean;
-  refund: boolean;
-  partialRefund: boolean;
-  /** getStatus can look an operation up by its idempotency key (required to reconcile unknown outcomes). */
-  statusLookup: boolean;
-  installments: boolean;
-}
-
-export interface ProviderAdapter {
-  readonly identifier: string;
-  readonly capabilities: ProviderCapabilities;
-  readonly defaultMethods: readonly MethodTemplate[];
-  /** JSON Schema (ajv, draft-07 compatible) for a provider config's `credentials`. */
-  readonly credentialsSchema: Record<string, unknown>;
-
+export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayName'> {
   authorize(input: AuthorizeInput): Promise<AuthorizeOutput>;
   capture(input: CaptureInput): Promise<CaptureOutput>;
   void(input: VoidInput): Promise<VoidOutput>;

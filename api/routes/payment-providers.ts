@@ -1,14 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { getAdapter, isAdapterIdentifier, adapterIdentifiers } from '../../activities/providers/registry';
-import type { ProviderAdapter } from '../../activities/providers/types';
 import type { Environment } from '../../db/environments';
-import { createPaymentProvider, listPaymentProviders, NewProviderMethod, NewTxnMapping } from '../../db/repositories/payment-providers';
-import { serializePaymentProvider } from '../../db/serialize';
+import { createPaymentProvider, listPaymentProviders, NewProviderMethod, TxnMapping } from '../../db/providers';
 import { compileCredentialsSchema } from '../../lib/credentials-schema';
+import { adapterIdentifiers, catalogueEntry, defaultMethodsOf, isAdapterIdentifier } from '../../lib/providers/catalogue';
+import type { ProviderCatalogueEntry } from '../../lib/providers/types';
 import { ApiError } from '../errors';
+import { PaymentProviderSchema, serializePaymentProvider } from '../resources/payment-providers';
 import { defineRoute } from '../route';
 import { Country, FreeForm, Obj } from '../schemas';
-import { PaymentProviderSchema } from './routing-schemas';
 
 const UpperToken = (maxLength: number, description: string) => Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', maxLength, description });
 
@@ -29,7 +28,7 @@ const MethodInput = Obj({
 });
 
 /** The txn mapping a method gets when none is given: the adapter itself (SDK), with what it declares it can do. */
-function defaultTxnMapping(adapter: ProviderAdapter, installmentsSupported: boolean): NewTxnMapping {
+function defaultTxnMapping(adapter: ProviderCatalogueEntry, installmentsSupported: boolean): TxnMapping {
   const c = adapter.capabilities;
   return {
     strategy: 'SDK',
@@ -77,7 +76,7 @@ export const paymentProviderRoutes = [
           identifier: body.identifier, known: adapterIdentifiers(),
         });
       }
-      const adapter = getAdapter(body.identifier);
+      const adapter = catalogueEntry(body.identifier);
       const schemas: Record<string, unknown> = { ...(body.schemas ?? {}) };
       if (schemas.credentials === undefined) {
         schemas.credentials = adapter.credentialsSchema;
@@ -104,7 +103,7 @@ export const paymentProviderRoutes = [
               : [defaultTxnMapping(adapter, installments)],
           };
         })
-        : adapter.defaultMethods.map((m) => ({ ...m, txn_mappings: m.txn_mappings.map((t) => ({ ...t })) }));
+        : defaultMethodsOf(adapter);
       const env: Environment = query.sandbox_mode ? 'sandbox' : 'production';
       const created = await createPaymentProvider(deps.db, env, {
         name: body.name,
@@ -115,7 +114,7 @@ export const paymentProviderRoutes = [
         schemas,
         methods,
       });
-      return { data: serializePaymentProvider(created.provider, created.methods) };
+      return { data: serializePaymentProvider(created) };
     },
   }),
 
@@ -143,7 +142,7 @@ export const paymentProviderRoutes = [
         }
       }
       const providers = await listPaymentProviders(deps.db, env);
-      return { data: providers.map(({ provider, methods }) => serializePaymentProvider(provider, methods)) };
+      return { data: providers.map(serializePaymentProvider) };
     },
   }),
 ];

@@ -1,19 +1,24 @@
 import { Type } from '@sinclair/typebox';
-import { getAdapter, isAdapterIdentifier } from '../../activities/providers/registry';
-import { envTable, Environment } from '../../db/environments';
+import type { Environment } from '../../db/environments';
+import { createFee, createRoutingRule, deleteFee, deleteRoutingRule, listRoutingRules, updateRoutingRule } from '../../db/fees-and-rules';
 import type { Db } from '../../db/knex';
-import { configEmbeds } from '../../db/repositories/routing';
-import { serializePaymentProviderConfig, serializeProviderConfigFee, serializeRoutingRule } from '../../db/serialize';
+import {
+  createProviderConfig, deleteProviderConfig, findPaymentProvider, findProviderConfig, isMethodOfProvider, listProviderConfigs,
+  MaskedProviderConfig, updateProviderConfig, withFeesAndRules,
+} from '../../db/providers';
 import { compileCredentialsSchema, credentialsErrors } from '../../lib/credentials-schema';
-import { newId } from '../../lib/ids';
-import { validateConditions } from '../../lib/routing/conditions';
+import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
+import { Conditions as RuleConditionsValue, validateConditions } from '../../lib/routing/conditions';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
+import {
+  DeletedSchema, ProviderConfigFeeSchema, ProviderConfigSchema, RoutingRuleSchema, serializeProviderConfig, serializeProviderConfigFee,
+  serializeRoutingRule,
+} from '../resources/provider-configs';
 import { defineRoute } from '../route';
 import { Currency, FreeForm, Obj, RuleConditions } from '../schemas';
-import { findVisibleRow } from './environment-lookup';
-import { DeletedSchema, ProviderConfigFeeSchema, ProviderConfigSchema, RoutingRuleSchema } from './routing-schemas';
+import { findVisible } from './environment-lookup';
 
 const CONFIG = 'payment provider config';
 const TAG = 'Payment provider configs';
@@ -28,18 +33,18 @@ const Conditions = RuleConditions;
 const VOLUME_FEE_DECIMALS = 4;
 
 /** A non-deleted config the caller may see, with its environment; 404 otherwise. */
-async function findConfig(db: Db, access: Access, id: string) {
-  const found = await findVisibleRow(db, access, 'payment_provider_configs', id, CONFIG);
+async function findConfig(deps: ApiDeps, access: Access, id: string): Promise<{ row: MaskedProviderConfig; env: Environment }> {
+  const found = await findVisible(access, CONFIG, (env) => findProviderConfig(deps.db, deps.vault, env, id));
   if (found.row.deleted) throw ApiError.notFound(CONFIG);
   return found;
 }
 
 /** 400 with paths under body/credentials when the credentials break the provider's credentials schema. */
 async function checkCredentials(db: Db, env: Environment, providerId: string, credentials: unknown): Promise<void> {
-  const provider = await db(envTable(env, 'payment_providers')).where({ id: providerId }).first('identifier', 'schemas');
+  const provider = await findPaymentProvider(db, env, providerId);
   if (!provider) throw ApiError.notFound('payment provider');
   const schema = provider.schemas?.credentials
-    ?? (isAdapterIdentifier(provider.identifier) ? getAdapter(provider.identifier).credentialsSchema : undefined);
+    ?? (isAdapterIdentifier(provider.identifier) ? catalogueEntry(provider.identifier).credentialsSchema : undefined);
   if (schema === undefined) return;
   const compiled = compileCredentialsSchema(schema);
   // Schemas are compiled when a provider is registered, so this is a broken row, not a bad request.
@@ -48,21 +53,19 @@ async function checkCredentials(db: Db, env: Environment, providerId: string, cr
   if (errors.length) throw ApiError.validation(errors);
 }
 
-/** Configs as responses: credentials decrypted only to be masked, fees and rules in two queries. */
-async function present(deps: ApiDeps, env: Environment, rows: any[]) {
-  const embeds = await configEmbeds(deps.db, env, rows.map((r) => r.id as string));
-  return rows.map((row) => serializePaymentProviderConfig(row, {
-    credentials: deps.vault.decryptJson(row.credentials_encrypted),
-    fees: embeds.fees.get(row.id),
-    rules: embeds.rules.get(row.id),
-  }));
+/** A config as its response: with its fees and rules (credentials come masked from the store). */
+async function present(deps: ApiDeps, env: Environment, config: MaskedProviderConfig) {
+  const [withEmbeds] = await withFeesAndRules(deps.db, env, [config]);
+  return serializeProviderConfig(withEmbeds);
 }
 
-function checkConditions(conditions: unknown): void {
+/** The conditions, checked against the grammar (lib/routing/conditions.ts); 400 with paths under body/conditions. */
+function checkConditions(conditions: unknown): RuleConditionsValue {
   const errors = validateConditions(conditions);
   if (errors.length) {
     throw ApiError.validation(errors.map((e) => ({ path: `body/conditions${e.path === '/' ? '' : e.path}`, message: e.message })));
   }
+  return conditions as RuleConditionsValue;
 }
 
 function hasMoreDecimals(value: number, decimals: number): boolean {
@@ -89,17 +92,14 @@ export const providerConfigRoutes = [
     async handler({ body, access, deps }) {
       const { account, environment: env } = await access.forAccount();
       await checkCredentials(deps.db, env, body.payment_provider_id, body.credentials);
-      const [row] = await deps.db(envTable(env, 'payment_provider_configs'))
-        .insert({
-          id: newId('ppc'),
-          account_id: account.id,
-          payment_provider_id: body.payment_provider_id,
-          name: body.name,
-          credentials_encrypted: deps.vault.encryptJson(body.credentials),
-          merchant_capabilities: JSON.stringify(body.merchant_capabilities ?? {}),
-        })
-        .returning('*');
-      return { data: (await present(deps, env, [row]))[0] };
+      const config = await createProviderConfig(deps.db, deps.vault, env, {
+        accountId: account.id,
+        providerId: body.payment_provider_id,
+        name: body.name,
+        credentials: body.credentials,
+        merchantCapabilities: body.merchant_capabilities ?? {},
+      });
+      return { data: await present(deps, env, config) };
     },
   }),
 
@@ -113,10 +113,8 @@ export const providerConfigRoutes = [
     response: Type.Array(ProviderConfigSchema),
     async handler({ access, deps }) {
       const { account, environment: env } = await access.forAccount();
-      const rows = await deps.db(envTable(env, 'payment_provider_configs'))
-        .where({ account_id: account.id, deleted: false })
-        .orderBy('created_at', 'desc').orderBy('id', 'desc');
-      return { data: await present(deps, env, rows) };
+      const configs = await listProviderConfigs(deps.db, deps.vault, env, account.id);
+      return { data: configs.map(serializeProviderConfig) };
     },
   }),
 
@@ -130,8 +128,8 @@ export const providerConfigRoutes = [
     params: ConfigParams,
     response: ProviderConfigSchema,
     async handler({ params, access, deps }) {
-      const { row, env } = await findConfig(deps.db, access, params.id);
-      return { data: (await present(deps, env, [row]))[0] };
+      const { row, env } = await findConfig(deps, access, params.id);
+      return { data: await present(deps, env, row) };
     },
   }),
 
@@ -150,18 +148,13 @@ export const providerConfigRoutes = [
     }, { minProperties: 1 }),
     response: ProviderConfigSchema,
     async handler({ params, body, access, deps }) {
-      const { row, env } = await findConfig(deps.db, access, params.id);
-      const changes: Record<string, unknown> = { updated_at: deps.db.fn.now() };
-      if (body.name !== undefined) changes.name = body.name;
-      if (body.merchant_capabilities !== undefined) changes.merchant_capabilities = JSON.stringify(body.merchant_capabilities);
-      if (body.credentials !== undefined) {
-        await checkCredentials(deps.db, env, row.payment_provider_id, body.credentials);
-        changes.credentials_encrypted = deps.vault.encryptJson(body.credentials);
-      }
-      const [updated] = await deps.db(envTable(env, 'payment_provider_configs'))
-        .where({ id: row.id, deleted: false }).update(changes).returning('*');
+      const { row, env } = await findConfig(deps, access, params.id);
+      if (body.credentials !== undefined) await checkCredentials(deps.db, env, row.payment_provider_id, body.credentials);
+      const updated = await updateProviderConfig(deps.db, deps.vault, env, row.id, {
+        name: body.name, merchantCapabilities: body.merchant_capabilities, credentials: body.credentials,
+      });
       if (!updated) throw ApiError.notFound(CONFIG);
-      return { data: (await present(deps, env, [updated]))[0] };
+      return { data: await present(deps, env, updated) };
     },
   }),
 
@@ -175,11 +168,10 @@ export const providerConfigRoutes = [
     params: ConfigParams,
     response: ProviderConfigSchema,
     async handler({ params, access, deps }) {
-      const { row, env } = await findConfig(deps.db, access, params.id);
-      const [deleted] = await deps.db(envTable(env, 'payment_provider_configs'))
-        .where({ id: row.id, deleted: false }).update({ deleted: true, updated_at: deps.db.fn.now() }).returning('*');
+      const { row, env } = await findConfig(deps, access, params.id);
+      const deleted = await deleteProviderConfig(deps.db, deps.vault, env, row.id);
       if (!deleted) throw ApiError.notFound(CONFIG);
-      return { data: (await present(deps, env, [deleted]))[0] };
+      return { data: await present(deps, env, deleted) };
     },
   }),
 
@@ -204,35 +196,23 @@ export const providerConfigRoutes = [
     }),
     response: ProviderConfigFeeSchema,
     async handler({ params, body, access, deps }) {
-      const { row: config, env } = await findConfig(deps.db, access, params.id);
+      const { row: config, env } = await findConfig(deps, access, params.id);
       if (hasMoreDecimals(body.volume_fee, VOLUME_FEE_DECIMALS)) {
         throw ApiError.validation([{ path: 'body/volume_fee', message: `must have at most ${VOLUME_FEE_DECIMALS} decimal places` }]);
       }
-      const method = await deps.db(envTable(env, 'payment_provider_methods'))
-        .where({ id: body.payment_provider_method_id, payment_provider_id: config.payment_provider_id }).first('id');
-      if (!method) {
+      if (!await isMethodOfProvider(deps.db, env, config.payment_provider_id, body.payment_provider_method_id)) {
         throw ApiError.validation([{ path: 'body/payment_provider_method_id', message: 'is not a method of this config\'s payment provider' }]);
       }
-      const installmentCount = body.installment_count ?? 1;
-      const [fee] = await deps.db(envTable(env, 'payment_provider_config_fees'))
-        .insert({
-          id: newId('fee'),
-          payment_provider_config_id: config.id,
-          payment_provider_method_id: method.id,
-          installment_count: installmentCount,
-          volume_fee: body.volume_fee,
-          fixed_fee: body.fixed_fee,
-          fixed_fee_currency: body.fixed_fee_currency,
-        })
-        .onConflict(['payment_provider_config_id', 'payment_provider_method_id', 'installment_count']).ignore()
-        .returning('*');
-      if (!fee) {
-        const existing = await deps.db(envTable(env, 'payment_provider_config_fees'))
-          .where({ payment_provider_config_id: config.id, payment_provider_method_id: method.id, installment_count: installmentCount })
-          .first('id');
-        throw new ApiError('fee_already_exists', undefined, { fee_id: existing?.id ?? null });
-      }
-      return { data: serializeProviderConfigFee(fee) };
+      const created = await createFee(deps.db, env, {
+        configId: config.id,
+        methodId: body.payment_provider_method_id,
+        installmentCount: body.installment_count ?? 1,
+        volumeFee: body.volume_fee,
+        fixedFee: body.fixed_fee,
+        fixedFeeCurrency: body.fixed_fee_currency,
+      });
+      if (!('fee' in created)) throw new ApiError('fee_already_exists', undefined, { fee_id: created.existingId });
+      return { data: serializeProviderConfigFee(created.fee) };
     },
   }),
 
@@ -246,10 +226,8 @@ export const providerConfigRoutes = [
     params: Obj({ id: PathId, feeId: PathId }),
     response: DeletedSchema('payment_provider_config_fee'),
     async handler({ params, access, deps }) {
-      const { row: config, env } = await findConfig(deps.db, access, params.id);
-      const removed = await deps.db(envTable(env, 'payment_provider_config_fees'))
-        .where({ id: params.feeId, payment_provider_config_id: config.id }).del();
-      if (!removed) throw ApiError.notFound('fee');
+      const { row: config, env } = await findConfig(deps, access, params.id);
+      if (!await deleteFee(deps.db, env, config.id, params.feeId)) throw ApiError.notFound('fee');
       return { data: { object: 'payment_provider_config_fee', id: params.feeId, deleted: true } };
     },
   }),
@@ -266,10 +244,8 @@ export const providerConfigRoutes = [
     params: ConfigParams,
     response: Type.Array(RoutingRuleSchema),
     async handler({ params, access, deps }) {
-      const { row: config, env } = await findConfig(deps.db, access, params.id);
-      const rules = await deps.db(envTable(env, 'payment_provider_config_routing_rules'))
-        .where({ payment_provider_config_id: config.id }).orderBy('created_at', 'desc').orderBy('id', 'desc');
-      return { data: rules.map(serializeRoutingRule) };
+      const { row: config, env } = await findConfig(deps, access, params.id);
+      return { data: (await listRoutingRules(deps.db, env, config.id)).map(serializeRoutingRule) };
     },
   }),
 
@@ -285,11 +261,8 @@ export const providerConfigRoutes = [
     body: Obj({ conditions: Conditions }),
     response: RoutingRuleSchema,
     async handler({ params, body, access, deps }) {
-      const { row: config, env } = await findConfig(deps.db, access, params.id);
-      checkConditions(body.conditions);
-      const [rule] = await deps.db(envTable(env, 'payment_provider_config_routing_rules'))
-        .insert({ id: newId('rule'), payment_provider_config_id: config.id, conditions: JSON.stringify(body.conditions) })
-        .returning('*');
+      const { row: config, env } = await findConfig(deps, access, params.id);
+      const rule = await createRoutingRule(deps.db, env, config.id, checkConditions(body.conditions));
       return { data: serializeRoutingRule(rule) };
     },
   }),
@@ -305,12 +278,8 @@ export const providerConfigRoutes = [
     body: Obj({ conditions: Conditions }),
     response: RoutingRuleSchema,
     async handler({ params, body, access, deps }) {
-      const { row: config, env } = await findConfig(deps.db, access, params.id);
-      checkConditions(body.conditions);
-      const [rule] = await deps.db(envTable(env, 'payment_provider_config_routing_rules'))
-        .where({ id: params.ruleId, payment_provider_config_id: config.id })
-        .update({ conditions: JSON.stringify(body.conditions), updated_at: deps.db.fn.now() })
-        .returning('*');
+      const { row: config, env } = await findConfig(deps, access, params.id);
+      const rule = await updateRoutingRule(deps.db, env, config.id, params.ruleId, checkConditions(body.conditions));
       if (!rule) throw ApiError.notFound('routing rule');
       return { data: serializeRoutingRule(rule) };
     },
@@ -326,10 +295,8 @@ export const providerConfigRoutes = [
     params: Obj({ id: PathId, ruleId: PathId }),
     response: DeletedSchema('payment_provider_config_routing_rule'),
     async handler({ params, access, deps }) {
-      const { row: config, env } = await findConfig(deps.db, access, params.id);
-      const removed = await deps.db(envTable(env, 'payment_provider_config_routing_rules'))
-        .where({ id: params.ruleId, payment_provider_config_id: config.id }).del();
-      if (!removed) throw ApiError.notFound('routing rule');
+      const { row: config, env } = await findConfig(deps, access, params.id);
+      if (!await deleteRoutingRule(deps.db, env, config.id, params.ruleId)) throw ApiError.notFound('routing rule');
       return { data: { object: 'payment_provider_config_routing_rule', id: params.ruleId, deleted: true } };
     },
   }),

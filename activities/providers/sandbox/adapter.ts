@@ -8,7 +8,7 @@ import {
   OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
   RefundInput, RefundOutput, TransportError, UnknownOutcome, VoidInput, VoidOutput,
 } from '../types';
-import { SANDBOX_CAPABILITIES, SANDBOX_DEFAULT_METHODS, SANDBOX_IDENTIFIER, SandboxCredentials, SandboxCredentialsSchema } from './catalogue';
+import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox';
 import { declineDecision } from './decline-codes';
 
 export interface SandboxAdapterOptions {
@@ -108,10 +108,10 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
   }
 
   return {
-    identifier: SANDBOX_IDENTIFIER,
-    capabilities: SANDBOX_CAPABILITIES,
-    defaultMethods: SANDBOX_DEFAULT_METHODS,
-    credentialsSchema: SandboxCredentialsSchema,
+    identifier: SANDBOX_CATALOGUE.identifier,
+    capabilities: SANDBOX_CATALOGUE.capabilities,
+    defaultMethods: SANDBOX_CATALOGUE.defaultMethods,
+    credentialsSchema: SANDBOX_CATALOGUE.credentialsSchema,
 
     authorize(input: AuthorizeInput): Promise<AuthorizeOutput> {
       const { card } = input;

@@ -1,7 +1,7 @@
 // What the sandbox provider offers: its default method catalogue, credentials schema and capabilities.
 
 import { Static, Type } from '@sinclair/typebox';
-import { MethodTemplate, ProviderCapabilities } from '../types';
+import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
 
 export const SANDBOX_IDENTIFIER = 'sandbox';
 
@@ -57,3 +57,11 @@ export const SANDBOX_DEFAULT_METHODS: readonly MethodTemplate[] = CARD_NETWORKS.
     },
   ],
 }));
+
+export const SANDBOX_CATALOGUE: ProviderCatalogueEntry = {
+  identifier: SANDBOX_IDENTIFIER,
+  displayName: 'Sandbox processor',
+  capabilities: SANDBOX_CAPABILITIES,
+  defaultMethods: SANDBOX_DEFAULT_METHODS,
+  credentialsSchema: SandboxCredentialsSchema,
+};

@@ -1,0 +1,46 @@
+// What a provider offers, declared as data (lib/providers/catalogue.ts): capabilities and the method
+// catalogue a provider gets when it is registered without one. The adapters' operation contract is
+// activities/providers/types.ts.
+
+export type CardNetwork = 'VISA' | 'MASTERCARD' | 'AMEX' | 'DISCOVER' | (string & {});
+
+export interface TxnMappingTemplate {
+  strategy: 'SDK' | (string & {});
+  strategy_identifier: string;
+  type: string;
+  capabilities: Record<string, unknown>;
+}
+
+/** A payment_provider_method as created when a provider is registered without methods (docs/sandbox-processor.md#adapters-activitiesproviders). */
+export interface MethodTemplate {
+  name: string;
+  category: 'CARD' | (string & {});
+  type: 'CREDIT_CARD' | (string & {});
+  network: CardNetwork;
+  installments_supported: boolean;
+  txn_mappings: TxnMappingTemplate[];
+}
+
+/** What the adapter supports, declared rather than guessed by callers. */
+export interface ProviderCapabilities {
+  /** Authorize now, capture later. */
+  separateCapture: boolean;
+  partialCapture: boolean;
+  void: boolean;
+  refund: boolean;
+  partialRefund: boolean;
+  /** getStatus can look an operation up by its idempotency key (required to reconcile unknown outcomes). */
+  statusLookup: boolean;
+  installments: boolean;
+}
+
+/** One built-in provider as the API, the seed and the adapter registry know it. */
+export interface ProviderCatalogueEntry {
+  readonly identifier: string;
+  /** The name a provider registered for this adapter gets by default (the seed's). */
+  readonly displayName: string;
+  readonly capabilities: ProviderCapabilities;
+  readonly defaultMethods: readonly MethodTemplate[];
+  /** JSON Schema (ajv, draft-07 compatible) for a provider config's `credentials`. */
+  readonly credentialsSchema: Record<string, unknown>;
+}
