@@ -1,8 +1,11 @@
 /**
- * Each environment has its own repositories: the same tables in schema `live` (production accounts)
- * and schema `sandbox` (sandbox accounts). Control-plane tables live in `core`.
+ * Each environment (declared once, in the shared contract workflows/contract.ts) has its own tables: the
+ * same tables in schema `live` (production accounts) and schema `sandbox` (sandbox accounts).
+ * Control-plane tables live in `core`.
  */
-export type Environment = 'production' | 'sandbox';
+import type { Environment } from '../workflows/contract';
+
+export type { Environment };
 
 export const ENV_SCHEMAS = { production: 'live', sandbox: 'sandbox' } as const;
 
