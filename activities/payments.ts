@@ -4,7 +4,7 @@ import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from '../db/environments';
-import { serializeCharge, serializePayment } from '../db/serialize';
+import { serializeCharge, serializePayment } from '../api/resources/payments';
 import { eraseSingleUseCards, findUsableCard, loadCardForAuthorization, wipeCvc } from '../db/repositories/payment-methods';
 import { loadRoutingInputs } from '../db/repositories/routing';
 import { insertGuestCustomer } from '../db/repositories/customers';

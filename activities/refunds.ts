@@ -4,7 +4,7 @@ import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
 import { appendEvents, EventRecord } from '../db/events';
 import { findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
-import { serializeCharge } from '../db/serialize';
+import { serializeCharge } from '../api/resources/payments';
 import { serializeRefund } from '../api/resources/refunds';
 import { openProvider } from './providers/open';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';

@@ -3,6 +3,9 @@
  * resource looks the same wherever it appears. Timestamps are ISO-8601 UTC with milliseconds.
  */
 import { iso } from '../lib/timestamps';
+// Moved to api/resources/ (payments, payment methods); used here until the embedding serializers move too.
+import { serializeCharge, serializePayment } from '../api/resources/payments';
+import { serializePaymentMethod } from '../api/resources/payment-methods';
 
 // Moved to lib/timestamps.ts; re-exported while serializers still import it from here.
 export { iso };
@@ -46,30 +49,6 @@ export function serializeCustomerAddress(row: any) {
     line2: row.line2,
     zip: row.zip,
     is_default: row.is_default,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
-/** A stored card: only what identifies it to a person (network, last4, expiry) — never the number or CVC. */
-export function serializePaymentMethod(row: any) {
-  return {
-    object: 'payment_method',
-    id: row.id,
-    account_id: row.account_id,
-    customer_id: row.customer_id,
-    type: row.type,
-    card: {
-      network: row.card_network,
-      last4: row.card_last4,
-      exp_month: row.card_exp_month,
-      exp_year: row.card_exp_year,
-      fingerprint: row.card_fingerprint,
-      country: row.card_country ?? null,
-      holder_name: row.holder_name ?? null,
-    },
-    metadata: row.metadata ?? {},
-    deleted: row.deleted,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -127,57 +106,6 @@ export function serializeNotification(row: any, account?: any) {
 // ---------------------------------------------------------------------------------------------------
 // Payments, charges, routing plans
 
-const CREDENTIAL_KEYS = new Set(['credentials', 'credentials_encrypted']);
-
-/** A copy of `value` without any credentials key at any depth (snapshots are shown to merchants). */
-export function withoutCredentials(value: unknown, depth = 0): unknown {
-  if (depth > 10) return null;
-  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).filter(([key]) => !CREDENTIAL_KEYS.has(key))
-      .map(([key, child]) => [key, withoutCredentials(child, depth + 1)]));
-  }
-  return value;
-}
-
-export function serializeCharge(row: any) {
-  const performance = (row.performance ?? {}) as Record<string, unknown>;
-  return {
-    object: 'charge',
-    id: row.id,
-    payment_id: row.payment_id,
-    payment_method_id: row.payment_method_id ?? null,
-    customer_id: row.customer_id ?? null,
-    account_id: row.account_id,
-    status: row.status,
-    amount: Number(row.amount),
-    authorized_amount: Number(row.authorized_amount ?? 0),
-    captured_amount: Number(row.captured_amount ?? 0),
-    refunded_amount: Number(row.refunded_amount ?? 0),
-    pending_refund_amount: Number(row.pending_refund_amount ?? 0),
-    currency: row.currency,
-    installments: row.installments,
-    attempt_no: row.attempt_no,
-    security: row.security ?? {},
-    transaction: row.transaction ?? {},
-    details: row.details ?? {},
-    metadata: row.metadata ?? {},
-    exchanges: row.exchanges ?? [],
-    // Milliseconds the attempt took; 0 until it is known.
-    performance: { ...performance, duration: typeof performance.duration === 'number' ? performance.duration : 0 },
-    routing_plan_id: row.routing_plan_id ?? null,
-    payment_provider_id: row.payment_provider_id ?? null,
-    payment_provider_config_id: row.payment_provider_config_id ?? null,
-    payment_provider_method_id: row.payment_provider_method_id ?? null,
-    routing_origin: row.routing_origin,
-    payment_provider_config_snapshot: withoutCredentials(row.payment_provider_config_snapshot ?? {}),
-    decline_code: row.decline_code ?? null,
-    provider_reference: row.provider_reference ?? null,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
 /** A routing plan; `charges` and `payment` are embedded only when given (already serialized or rows). */
 export function serializeRoutingPlan(row: any, embeds: { charges?: any[]; payment?: any; attempts?: any[] } = {}): Record<string, unknown> {
   return {
@@ -196,61 +124,6 @@ export function serializeRoutingPlan(row: any, embeds: { charges?: any[]; paymen
     ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
     ...(embeds.attempts ? { attempts: embeds.attempts } : {}),
     ...(embeds.payment !== undefined ? { payment: embeds.payment === null ? null : serializePayment(embeds.payment) } : {}),
-  };
-}
-
-/**
- * A payment. Embeds are added only when given: `charges` and `routing_plans` as rows, `customer` and
- * `events` already serialized (their serializers live with their own resources).
- */
-export function serializePayment(row: any, embeds: { charges?: any[]; routing_plans?: any[]; customer?: unknown; events?: unknown[] } = {}): Record<string, unknown> {
-  return {
-    object: 'payment',
-    id: row.id,
-    account_id: row.account_id,
-    customer_id: row.customer_id ?? null,
-    checkout_session_id: row.checkout_session_id ?? null,
-    payment_method_id: row.payment_method_id ?? null,
-    amount: Number(row.amount),
-    currency: row.currency,
-    status: row.status,
-    auto_capture: row.auto_capture,
-    secure_mode: row.secure_mode,
-    installments: row.installments,
-    routing_origin: row.routing_origin,
-    routing: row.routing ?? {},
-    amount_capturable: Number(row.amount_capturable ?? 0),
-    amount_received: Number(row.amount_received ?? 0),
-    amount_refunded: Number(row.amount_refunded ?? 0),
-    cancellation_reason: row.cancellation_reason ?? null,
-    last_error: row.last_error ?? null,
-    metadata: row.metadata ?? {},
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
-    ...(embeds.customer !== undefined ? { customer: embeds.customer } : {}),
-    ...(embeds.routing_plans ? { routing_plans: embeds.routing_plans.map((plan) => serializeRoutingPlan(plan)) } : {}),
-    ...(embeds.events ? { events: embeds.events } : {}),
-  };
-}
-
-/**
- * A payment as a publishable key sees it (a checkout page): amount, status, what to do next, why the
- * last attempt failed, and which card was used, by network and last4. Nothing about the merchant, the
- * customer, the routing or the card's id. `card` is the payment's card row, when it has one.
- */
-export function serializeCheckoutPayment(row: any, card?: { card_network: string | null; card_last4: string | null } | null): Record<string, unknown> {
-  const lastError = row.last_error as { code?: string; decline_code?: string | null } | null;
-  return {
-    object: 'payment',
-    id: row.id,
-    amount: Number(row.amount),
-    currency: row.currency,
-    status: row.status,
-    // Reserved for a step the customer must take (3-D Secure); nothing asks for one yet.
-    next_action: null,
-    last_error: lastError ? { code: lastError.code ?? 'unknown', decline_code: lastError.decline_code ?? null } : null,
-    card: card ? { network: card.card_network, last4: card.card_last4 } : null,
   };
 }
 

@@ -5,7 +5,8 @@ import {
   addAddress, addressesByCustomer, createCustomer, deleteCustomer, findCustomer, markAddressPrimary, removeAddress, updateCustomer,
 } from '../../db/repositories/customers';
 import { deletePaymentMethod, insertCard, paymentMethodsByCustomer } from '../../db/repositories/payment-methods';
-import { serializeCustomer, serializePaymentMethod } from '../../db/serialize';
+import { serializeCustomer } from '../../db/serialize';
+import { PaymentMethodSchema, serializePaymentMethod } from '../resources/payment-methods';
 import { validateCard } from '../../lib/cards';
 import { looksLikeId } from '../../lib/ids';
 import type { Db } from '../../db/knex';
@@ -48,14 +49,6 @@ const TS = Nullable(Type.String({ format: 'date-time' }));
 const AddressSchema = Resource('customer_address', {
   id: S, customer_id: S, type: S, label: NS, country: NS, city: NS, state: NS, line1: NS, line2: NS, zip: NS,
   is_default: Type.Boolean(), created_at: TS, updated_at: TS,
-});
-
-const PaymentMethodSchema = Resource('payment_method', {
-  id: S, account_id: S, customer_id: NS, type: Type.Literal('CARD'),
-  card: Type.Object({
-    network: S, last4: S, exp_month: Type.Integer(), exp_year: Type.Integer(), fingerprint: S, country: NS, holder_name: NS,
-  }),
-  metadata: Type.Record(S, Type.Unknown()), deleted: Type.Boolean(), created_at: TS, updated_at: TS,
 });
 
 const CustomerSchema = Resource('customer', {

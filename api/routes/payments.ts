@@ -16,7 +16,7 @@ import { reserveResourceId } from '../middleware/idempotency';
 import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
 import { findVisibleRow } from './environment-lookup';
-import { PaymentSchema } from './routing-schemas';
+import { PaymentOrCheckoutSchema as PaymentOrCheckout, PaymentSchema, PaymentStatusSchema } from '../resources/payments';
 import {
   CommandResult, ConfirmInput, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUES,
 } from '../../workflows/shared';
@@ -50,35 +50,6 @@ const Includes = {
   include_customer: Type.Optional(Type.Boolean()),
   include_payment_provider_details: Type.Optional(Type.Boolean({ description: 'reserved; provider snapshots are on embedded charges' })),
 };
-
-const PaymentStatusSchema = Type.Union(
-  ['CREATED', 'PROCESSING', 'REQUIRES_ACTION', 'AUTHORIZED', 'SUCCEEDED', 'FAILED', 'CANCELED', 'PARTIALLY_REFUNDED', 'REFUNDED']
-    .map((s) => Type.Literal(s)),
-);
-
-/** What a publishable key sees of a payment: what a checkout page needs, and nothing else. */
-const CheckoutPaymentSchema = Type.Object({
-  object: Type.Literal('payment'),
-  id: Type.String(),
-  amount: Type.Integer({ description: 'minor units' }),
-  currency: Type.String(),
-  status: PaymentStatusSchema,
-  next_action: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'a step the customer must take (3-D Secure); null for now' }),
-  last_error: Type.Union([
-    Type.Object({ code: Type.String(), decline_code: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
-    Type.Null(),
-  ]),
-  card: Type.Union([
-    Type.Object({ network: Type.String(), last4: Type.String() }, { additionalProperties: false }),
-    Type.Null(),
-  ], { description: 'the card the payment was last confirmed with' }),
-}, { additionalProperties: false, title: 'CheckoutPayment', description: 'A payment as a publishable key sees it.' });
-
-/** The full payment (secret keys and users), or the checkout view (publishable keys): never both. */
-const PaymentOrCheckout = Type.Unsafe<Record<string, unknown>>({
-  oneOf: [PaymentSchema, CheckoutPaymentSchema],
-  description: 'The full payment for secret keys and user tokens; the CheckoutPayment shape for publishable keys.',
-});
 
 const isPublishable = (principal: Principal) => principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE';
 

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { envTable, Environment } from '../environments';
-import { serializeCheckoutPayment, serializeCustomer, serializeEvent, serializePayment } from '../serialize';
+import { serializeCustomer } from '../serialize';
+import { serializeEvent } from '../../api/resources/events';
+import { serializeCheckoutPayment, serializePayment } from '../../api/resources/payments';
 import { groupBy } from './routing';
 import { addressesByCustomer } from './customers';
 

@@ -1,0 +1,197 @@
+import { Static, Type } from '@sinclair/typebox';
+import type { PaymentMethodRow } from '../../db/payment-methods';
+import type { ChargeRow, PaymentRow } from '../../db/payments';
+import { iso } from '../../lib/timestamps';
+import { PAYMENT_STATUSES } from '../../workflows/payments/contract';
+import { Resource, Timestamp } from '../schemas';
+import { EventSchema, type Event } from './events';
+
+// Payments and their charges as the API shows them and webhooks carry them (docs/payments.md): each
+// schema next to the serializer that fills it, so a field cannot drift between the document and the
+// answer. Embeds of other resources (customer, routing plans, events) come serialized by their own.
+
+const Str = Type.String();
+const NullableStr = Type.Union([Type.String(), Type.Null()]);
+const Open = Type.Record(Type.String(), Type.Unknown());
+const Amount = Type.Integer({ description: 'minor units' });
+const Stamps = { created_at: Timestamp, updated_at: Timestamp };
+
+export const PaymentStatusSchema = Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)));
+
+export const CHARGE_STATUSES = [
+  'CREATED', 'AUTHORIZED', 'CAPTURED', 'DECLINED', 'FAILED', 'UNKNOWN', 'VOIDED', 'PARTIALLY_REFUNDED', 'REFUNDED',
+] as const satisfies readonly ChargeRow['status'][];
+
+export const ChargeSchema = Resource('charge', {
+  id: Str, payment_id: Str, payment_method_id: NullableStr, customer_id: NullableStr, account_id: Str,
+  status: Type.Union(CHARGE_STATUSES.map((s) => Type.Literal(s))),
+  amount: Amount, authorized_amount: Amount, captured_amount: Amount, refunded_amount: Amount, pending_refund_amount: Amount,
+  currency: Str, installments: Type.Integer(), attempt_no: Type.Integer(),
+  security: Open, transaction: Open, details: Open, metadata: Open, exchanges: Type.Array(Type.Unknown()),
+  performance: Type.Object({ duration: Type.Number({ description: 'milliseconds' }) }, { additionalProperties: true }),
+  routing_plan_id: NullableStr, payment_provider_id: NullableStr, payment_provider_config_id: NullableStr, payment_provider_method_id: NullableStr,
+  routing_origin: Str, payment_provider_config_snapshot: Open, decline_code: NullableStr, provider_reference: NullableStr, ...Stamps,
+});
+
+export type Charge = Static<typeof ChargeSchema>;
+
+export const PaymentSchema = Resource('payment', {
+  id: Str, account_id: Str, customer_id: NullableStr, checkout_session_id: NullableStr, payment_method_id: NullableStr,
+  amount: Amount, currency: Str, status: PaymentStatusSchema, auto_capture: Type.Boolean(),
+  secure_mode: Type.Union([Type.Literal('NONE'), Type.Literal('PREFERRED'), Type.Literal('REQUIRED')]),
+  installments: Type.Integer(), routing_origin: Str, routing: Open,
+  amount_capturable: Amount, amount_received: Amount, amount_refunded: Amount,
+  cancellation_reason: NullableStr,
+  last_error: Type.Union([Type.Object({ code: Str }, { additionalProperties: true }), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.String()), ...Stamps,
+  charges: Type.Optional(Type.Array(ChargeSchema)),
+  customer: Type.Optional(Type.Union([Open, Type.Null()])),
+  routing_plans: Type.Optional(Type.Array(Type.Object({ object: Type.Literal('routing_plan') }, { additionalProperties: true }))),
+  events: Type.Optional(Type.Array(EventSchema)),
+  temporal: Type.Optional(Type.Object({
+    workflow_id: Str, namespace: Str, ui_url: Type.String({ description: 'the workflow in the Temporal UI' }),
+  }, { description: "the operator's way into the payment's workflow" })),
+});
+
+export type Payment = Static<typeof PaymentSchema>;
+
+/** What a publishable key sees of a payment: what a checkout page needs, and nothing else. */
+export const CheckoutPaymentSchema = Type.Object({
+  object: Type.Literal('payment'),
+  id: Type.String(),
+  amount: Amount,
+  currency: Type.String(),
+  status: PaymentStatusSchema,
+  next_action: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'a step the customer must take (3-D Secure); null for now' }),
+  last_error: Type.Union([
+    Type.Object({ code: Type.String(), decline_code: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+    Type.Null(),
+  ]),
+  card: Type.Union([
+    Type.Object({ network: Type.String(), last4: Type.String() }, { additionalProperties: false }),
+    Type.Null(),
+  ], { description: 'the card the payment was last confirmed with' }),
+}, { additionalProperties: false, title: 'CheckoutPayment', description: 'A payment as a publishable key sees it.' });
+
+export type CheckoutPayment = Static<typeof CheckoutPaymentSchema>;
+
+/** The full payment (secret keys and users), or the checkout view (publishable keys): never both. */
+export const PaymentOrCheckoutSchema = Type.Unsafe<Payment | CheckoutPayment>({
+  oneOf: [PaymentSchema, CheckoutPaymentSchema],
+  description: 'The full payment for secret keys and user tokens; the CheckoutPayment shape for publishable keys.',
+});
+
+const CREDENTIAL_KEYS = new Set(['credentials', 'credentials_encrypted']);
+
+/** A copy of `value` without any credentials key at any depth (snapshots are shown to merchants). */
+function withoutCredentials(value: unknown, depth: number): unknown {
+  if (depth > 10) return null;
+  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
+  if (typeof value === 'object' && value !== null) return withoutCredentialKeys(value, depth);
+  return value;
+}
+
+function withoutCredentialKeys(value: object, depth = 0): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !CREDENTIAL_KEYS.has(key))
+    .map(([key, child]) => [key, withoutCredentials(child, depth + 1)]));
+}
+
+export function serializeCharge(row: ChargeRow): Charge {
+  const performance = row.performance ?? {};
+  return {
+    object: 'charge',
+    id: row.id,
+    payment_id: row.payment_id,
+    payment_method_id: row.payment_method_id ?? null,
+    customer_id: row.customer_id ?? null,
+    account_id: row.account_id,
+    status: row.status,
+    amount: Number(row.amount),
+    authorized_amount: Number(row.authorized_amount ?? 0),
+    captured_amount: Number(row.captured_amount ?? 0),
+    refunded_amount: Number(row.refunded_amount ?? 0),
+    pending_refund_amount: Number(row.pending_refund_amount ?? 0),
+    currency: row.currency,
+    installments: row.installments,
+    attempt_no: row.attempt_no,
+    security: row.security ?? {},
+    transaction: row.transaction ?? {},
+    details: row.details ?? {},
+    metadata: row.metadata ?? {},
+    exchanges: row.exchanges ?? [],
+    // Milliseconds the attempt took; 0 until it is known.
+    performance: { ...performance, duration: typeof performance.duration === 'number' ? performance.duration : 0 },
+    routing_plan_id: row.routing_plan_id ?? null,
+    payment_provider_id: row.payment_provider_id ?? null,
+    payment_provider_config_id: row.payment_provider_config_id ?? null,
+    payment_provider_method_id: row.payment_provider_method_id ?? null,
+    routing_origin: row.routing_origin,
+    payment_provider_config_snapshot: withoutCredentialKeys(row.payment_provider_config_snapshot ?? {}),
+    decline_code: row.decline_code ?? null,
+    provider_reference: row.provider_reference ?? null,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** A payment's embeds: its charges as rows; the others already serialized by their own resources. */
+export interface PaymentEmbeds {
+  charges?: ChargeRow[];
+  routing_plans?: Payment['routing_plans'];
+  customer?: Record<string, unknown> | null;
+  events?: Event[];
+  temporal?: Payment['temporal'];
+}
+
+/** A payment, with the embeds it is given (and only those). */
+export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): Payment {
+  return {
+    object: 'payment',
+    id: row.id,
+    account_id: row.account_id,
+    customer_id: row.customer_id ?? null,
+    checkout_session_id: row.checkout_session_id ?? null,
+    payment_method_id: row.payment_method_id ?? null,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    auto_capture: row.auto_capture,
+    secure_mode: row.secure_mode,
+    installments: row.installments,
+    routing_origin: row.routing_origin,
+    routing: row.routing ?? {},
+    amount_capturable: Number(row.amount_capturable ?? 0),
+    amount_received: Number(row.amount_received ?? 0),
+    amount_refunded: Number(row.amount_refunded ?? 0),
+    cancellation_reason: row.cancellation_reason ?? null,
+    last_error: row.last_error ?? null,
+    metadata: row.metadata ?? {},
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
+    ...(embeds.customer !== undefined ? { customer: embeds.customer } : {}),
+    ...(embeds.routing_plans ? { routing_plans: embeds.routing_plans } : {}),
+    ...(embeds.events ? { events: embeds.events } : {}),
+    ...(embeds.temporal ? { temporal: embeds.temporal } : {}),
+  };
+}
+
+/**
+ * A payment as a publishable key sees it (a checkout page): amount, status, what to do next, why the
+ * last attempt failed, and which card was used, by network and last4. Nothing about the merchant, the
+ * customer, the routing or the card's id. `card` is the payment's card, when it has one.
+ */
+export function serializeCheckoutPayment(row: PaymentRow, card?: Pick<PaymentMethodRow, 'card_network' | 'card_last4'> | null): CheckoutPayment {
+  const lastError = row.last_error;
+  return {
+    object: 'payment',
+    id: row.id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    // Reserved for a step the customer must take (3-D Secure); nothing asks for one yet.
+    next_action: null,
+    last_error: lastError ? { code: lastError.code ?? 'unknown', decline_code: lastError.decline_code ?? null } : null,
+    card: card ? { network: card.card_network, last4: card.card_last4 } : null,
+  };
+}

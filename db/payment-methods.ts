@@ -1,0 +1,181 @@
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import type { ValidCard, CardNetwork } from '../lib/cards';
+import type { Vault } from '../lib/vault';
+import { envTable, Environment } from './environments';
+
+/**
+ * The card vault's store: each environment's `payment_methods` (docs/merchant-resources.md#card-vault),
+ * the only module that queries it. Numbers and CVCs are sealed by the vault and opened only by
+ * loadCardForAuthorization, in activity memory.
+ */
+
+export interface PaymentMethodRow {
+  id: string;
+  account_id: string;
+  /** The customer it is saved to; null for a single-use card given inline at confirm. */
+  customer_id: string | null;
+  /** The one payment a single-use card is bound to; null for a saved card. */
+  payment_id: string | null;
+  type: 'CARD';
+  card_network: CardNetwork;
+  card_last4: string;
+  card_exp_month: number;
+  card_exp_year: number;
+  card_country: string | null;
+  card_fingerprint: string;
+  holder_name: string | null;
+  /** '' once erased (used up or deleted): such a card can never be charged again. */
+  pan_encrypted: string;
+  cvc_encrypted: string | null;
+  metadata: Record<string, string>;
+  deleted: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const paymentMethods = (db: Knex, env: Environment) => db<PaymentMethodRow>(envTable(env, 'payment_methods'));
+
+export interface NewCard {
+  accountId: string;
+  /** Saved to this customer: reusable for that customer's payments. */
+  customerId: string | null;
+  /**
+   * Given inline at confirm and not saved: bound to this payment, single use. Exactly one of customerId
+   * and paymentId is given.
+   */
+  paymentId?: string | null;
+  card: ValidCard;
+  holderName?: string;
+  metadata?: Record<string, string>;
+}
+
+/**
+ * Stores a card: PAN and CVC sealed by the vault, a keyed fingerprint, and only display facts in the clear.
+ * A card always has an owner: the customer it is saved to, or the one payment it was given for.
+ */
+export async function insertCard(db: Knex, vault: Vault, env: Environment, input: NewCard): Promise<PaymentMethodRow> {
+  if (!input.customerId === !input.paymentId) {
+    throw new Error('a card is saved to a customer or bound to one payment, exactly one of the two');
+  }
+  const [row]: PaymentMethodRow[] = await db(envTable(env, 'payment_methods'))
+    .insert({
+      id: newId('pm'),
+      account_id: input.accountId,
+      customer_id: input.customerId ?? null,
+      payment_id: input.paymentId ?? null,
+      type: 'CARD',
+      card_network: input.card.network,
+      card_last4: input.card.last4,
+      card_exp_month: input.card.expMonth,
+      card_exp_year: input.card.expYear,
+      card_country: null,
+      card_fingerprint: vault.fingerprint(input.card.pan),
+      holder_name: input.holderName ?? null,
+      pan_encrypted: vault.encrypt(input.card.pan),
+      cvc_encrypted: vault.encrypt(input.card.cvc),
+      metadata: JSON.stringify(input.metadata ?? {}),
+    })
+    .returning('*');
+  return row;
+}
+
+/** Who wants to charge a card: the payment, with its account and customer as Postgres has them. */
+export interface CardUse {
+  paymentMethodId: string;
+  accountId: string;
+  paymentId: string;
+  customerId: string | null;
+}
+
+/**
+ * The card `use.paymentMethodId` if this payment may be charged with it, else undefined: a card of the
+ * payment's account that still holds its number and is either saved to the payment's customer or bound
+ * to this very payment. Every other case (unknown id, another account, another customer, another
+ * payment, deleted, used up) looks the same, so that callers cannot tell which.
+ */
+export async function findUsableCard(db: Knex, env: Environment, use: CardUse): Promise<PaymentMethodRow | undefined> {
+  return paymentMethods(db, env)
+    .where({ id: use.paymentMethodId, account_id: use.accountId, deleted: false })
+    .whereNot({ pan_encrypted: '' })
+    .where((owner) => {
+      owner.where((bound) => bound.whereNull('customer_id').where({ payment_id: use.paymentId }));
+      if (use.customerId) owner.orWhere({ customer_id: use.customerId });
+    })
+    .first();
+}
+
+/**
+ * Erases the sealed number (and CVC) of single-use cards bound to a payment once it no longer needs
+ * them: all of them, or only `paymentMethodId`. Network, last4, expiry and fingerprint stay for display.
+ * Saved cards are never touched.
+ */
+export async function eraseSingleUseCards(db: Knex, env: Environment, paymentId: string, paymentMethodId?: string): Promise<void> {
+  const query = paymentMethods(db, env)
+    .where({ payment_id: paymentId })
+    .whereNull('customer_id')
+    .whereNot({ pan_encrypted: '' });
+  if (paymentMethodId) query.where({ id: paymentMethodId });
+  await query.update({ pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
+}
+
+export async function paymentMethodsByCustomer(db: Knex, env: Environment, customerId: string): Promise<PaymentMethodRow[]> {
+  return paymentMethods(db, env).where({ customer_id: customerId, deleted: false }).orderBy('created_at', 'desc').orderBy('id', 'desc');
+}
+
+/** Soft-deletes a customer's card and wipes its secrets: a deleted card can never be charged again. */
+export async function deletePaymentMethod(db: Knex, env: Environment, customerId: string, pmId: string): Promise<PaymentMethodRow | undefined> {
+  const [row]: PaymentMethodRow[] = await db(envTable(env, 'payment_methods'))
+    .where({ id: pmId, customer_id: customerId, deleted: false })
+    .update({ deleted: true, pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() })
+    .returning('*');
+  return row;
+}
+
+/** A card decrypted for one authorization attempt. Lives in activity memory only; never logged or returned. */
+export interface CardForAuthorization {
+  id: string;
+  accountId: string;
+  customerId: string | null;
+  network: CardNetwork;
+  last4: string;
+  number: string;
+  expMonth: number;
+  expYear: number;
+  /** Null once the first authorization attempt has used (and wiped) it. */
+  cvc: string | null;
+  holderName: string | null;
+}
+
+/**
+ * Loads a card just in time for an authorization. The payment workflow's activities pass the payment
+ * the card is for, as Postgres has it, whatever id they were told: the card is returned only if that
+ * payment may use it (see findUsableCard). Undefined otherwise.
+ */
+export async function loadCardForAuthorization(db: Knex, vault: Vault, env: Environment, use: CardUse): Promise<CardForAuthorization | undefined> {
+  const row = await findUsableCard(db, env, use);
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    customerId: row.customer_id,
+    network: row.card_network,
+    last4: row.card_last4,
+    number: vault.decrypt(row.pan_encrypted),
+    expMonth: row.card_exp_month,
+    expYear: row.card_exp_year,
+    cvc: row.cvc_encrypted ? vault.decrypt(row.cvc_encrypted) : null,
+    holderName: row.holder_name,
+  };
+}
+
+/** Forgets a card's CVC: it may be held only until the first authorization attempt. */
+export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise<void> {
+  await paymentMethods(db, env).where({ id: pmId }).whereNotNull('cvc_encrypted')
+    .update({ cvc_encrypted: null, updated_at: db.fn.now() });
+}
+
+/** The network and last4 of a payment's card, for the checkout view (nothing else of the card). */
+export async function cardDisplay(db: Knex, env: Environment, accountId: string, pmId: string): Promise<Pick<PaymentMethodRow, 'card_network' | 'card_last4'> | undefined> {
+  return paymentMethods(db, env).where({ id: pmId, account_id: accountId }).first('card_network', 'card_last4');
+}

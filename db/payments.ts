@@ -1,0 +1,221 @@
+import type { Knex } from 'knex';
+import type { PaymentInput, PaymentStatus } from '../workflows/payments/contract';
+import { envTable, type Environment } from './environments';
+
+/**
+ * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
+ * module that queries them — except the refund columns (`amount_refunded`, `refunded_amount`,
+ * `pending_refund_amount`), which db/refunds.ts moves together with the refund rows it reserves.
+ */
+
+/** Why the last confirm failed, as the API shows it (`last_error`). */
+export interface PaymentLastError {
+  code: string;
+  decline_code?: string | null;
+  charge_id?: string;
+  message?: string | null;
+}
+
+export interface PaymentRow {
+  id: string;
+  account_id: string;
+  customer_id: string | null;
+  checkout_session_id: string | null;
+  payment_method_id: string | null;
+  amount: number;
+  currency: string;
+  status: PaymentStatus;
+  auto_capture: boolean;
+  secure_mode: PaymentInput['secureMode'];
+  installments: number;
+  routing_origin: string;
+  routing: Record<string, unknown>;
+  amount_capturable: number;
+  amount_received: number;
+  amount_refunded: number;
+  cancellation_reason: string | null;
+  last_error: PaymentLastError | null;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type ChargeStatus =
+  | 'CREATED' | 'AUTHORIZED' | 'CAPTURED' | 'DECLINED' | 'FAILED' | 'UNKNOWN' | 'VOIDED' | 'PARTIALLY_REFUNDED' | 'REFUNDED';
+
+/** Milliseconds the attempt took, and how many provider calls it made. */
+export interface ChargePerformance { duration?: number; provider_calls?: number; [key: string]: unknown }
+
+/** Since when, and why, a charge's outcome is unknown (reconciled until the provider tells). */
+export interface ChargeDetails { unknown_since?: string; unknown_reason?: string; [key: string]: unknown }
+
+export interface ChargeRow {
+  id: string;
+  payment_id: string;
+  payment_method_id: string | null;
+  customer_id: string | null;
+  account_id: string;
+  status: ChargeStatus;
+  amount: number;
+  authorized_amount: number;
+  captured_amount: number;
+  refunded_amount: number;
+  pending_refund_amount: number;
+  currency: string;
+  installments: number;
+  attempt_no: number;
+  security: Record<string, unknown>;
+  transaction: Record<string, unknown>;
+  details: ChargeDetails;
+  metadata: Record<string, unknown>;
+  /** What was sent to and answered by the provider, one entry per call (never credentials or card data). */
+  exchanges: unknown[];
+  performance: ChargePerformance;
+  routing_plan_id: string | null;
+  payment_provider_id: string | null;
+  payment_provider_config_id: string | null;
+  payment_provider_method_id: string | null;
+  routing_origin: string;
+  payment_provider_config_snapshot: Record<string, unknown>;
+  decline_code: string | null;
+  provider_reference: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+// jsonb columns are written as JSON text; reads come back parsed (the row types above).
+const json = (value: unknown) => JSON.stringify(value);
+const payments = (db: Knex, env: Environment) => db<PaymentRow>(envTable(env, 'payments'));
+const charges = (db: Knex, env: Environment) => db<ChargeRow>(envTable(env, 'charges'));
+/** Untyped builders for writes: jsonb columns take JSON text and `exchanges` a raw append. */
+const paymentsTable = (db: Knex, env: Environment) => db(envTable(env, 'payments'));
+const chargesTable = (db: Knex, env: Environment) => db(envTable(env, 'charges'));
+
+// ---------------------------------------------------------------------------------------------------
+// Payments
+
+export async function findPayment(db: Knex, env: Environment, id: string): Promise<PaymentRow | undefined> {
+  return payments(db, env).where({ id }).first();
+}
+
+/** Some payments by id, in one query (routing plans embed theirs). */
+export async function findPayments(db: Knex, env: Environment, ids: string[]): Promise<PaymentRow[]> {
+  return ids.length ? payments(db, env).whereIn('id', ids) : [];
+}
+
+export type NewPayment = Pick<PaymentRow,
+  'id' | 'account_id' | 'customer_id' | 'checkout_session_id' | 'amount' | 'currency' | 'auto_capture' | 'secure_mode'
+  | 'installments' | 'routing' | 'metadata'>;
+
+/** Writes a payment in CREATED; undefined when it already exists (the activity that writes it is retried). */
+export async function insertPayment(db: Knex, env: Environment, payment: NewPayment): Promise<PaymentRow | undefined> {
+  const [row]: PaymentRow[] = await paymentsTable(db, env)
+    .insert({ ...payment, status: 'CREATED', routing: json(payment.routing), metadata: json(payment.metadata) })
+    .onConflict('id').ignore().returning('*');
+  return row;
+}
+
+export interface PaymentPatch {
+  status?: PaymentStatus;
+  payment_method_id?: string;
+  installments?: number;
+  amount_capturable?: number;
+  amount_received?: number;
+  cancellation_reason?: string;
+  last_error?: PaymentLastError | null;
+}
+
+/** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
+export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch): Promise<PaymentRow> {
+  const { last_error: lastError, ...rest } = patch;
+  const [row]: PaymentRow[] = await paymentsTable(db, env).where({ id })
+    .update({ ...rest, ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}), updated_at: new Date() })
+    .returning('*');
+  return row;
+}
+
+/** A payment's status, its row locked until the transaction ends (a cancel decides on it). */
+export async function lockPaymentStatus(trx: Knex.Transaction, env: Environment, id: string): Promise<PaymentStatus | undefined> {
+  const row = await payments(trx, env).where({ id }).forUpdate().first('status');
+  return row?.status;
+}
+
+export interface PaymentFilter { status?: PaymentStatus; customer_id?: string }
+
+/** An account's payments, newest first, one page of them, and how many there are in all. */
+export async function listPayments(
+  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, page: { page: number; limit: number },
+): Promise<{ rows: PaymentRow[]; total: number }> {
+  const base = () => {
+    const q = payments(db, env).where({ account_id: accountId });
+    if (filter.status) void q.where({ status: filter.status });
+    if (filter.customer_id) void q.where({ customer_id: filter.customer_id });
+    return q;
+  };
+  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
+  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page.page - 1) * page.limit).limit(page.limit);
+  return { rows, total: Number(count) };
+}
+
+export type StuckPayment = Pick<PaymentRow, 'id' | 'account_id' | 'amount' | 'currency' | 'updated_at'>;
+
+/** Payments PROCESSING, untouched since before `cutoff`, longest first (the watchdog's look). */
+export async function processingSince(db: Knex, env: Environment, cutoff: Date, limit: number): Promise<StuckPayment[]> {
+  return payments(db, env).where({ status: 'PROCESSING' }).where('updated_at', '<', cutoff)
+    .orderBy('updated_at').limit(limit).select('id', 'account_id', 'amount', 'currency', 'updated_at');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Charges: one per attempt
+
+export async function findCharge(db: Knex, env: Environment, id: string): Promise<ChargeRow | undefined> {
+  return charges(db, env).where({ id }).first();
+}
+
+/** A charge, its row locked until the transaction ends (an outcome is being recorded on it). */
+export async function lockCharge(trx: Knex.Transaction, env: Environment, id: string): Promise<ChargeRow | undefined> {
+  return charges(trx, env).where({ id }).forUpdate().first();
+}
+
+export type NewCharge = Pick<ChargeRow,
+  'id' | 'payment_id' | 'payment_method_id' | 'customer_id' | 'account_id' | 'amount' | 'currency' | 'installments'
+  | 'attempt_no' | 'routing_plan_id' | 'payment_provider_id' | 'payment_provider_config_id' | 'payment_provider_method_id'
+  | 'security' | 'payment_provider_config_snapshot'>;
+
+/** Writes an attempt's charge in CREATED, unless it exists (the attempt is retried with the same id). */
+export async function insertCharge(db: Knex, env: Environment, charge: NewCharge): Promise<void> {
+  await chargesTable(db, env).insert({
+    ...charge, status: 'CREATED', security: json(charge.security), payment_provider_config_snapshot: json(charge.payment_provider_config_snapshot),
+  }).onConflict('id').ignore();
+}
+
+export interface ChargePatch {
+  status?: ChargeStatus;
+  authorized_amount?: number;
+  captured_amount?: number;
+  provider_reference?: string;
+  decline_code?: string | null;
+  details?: ChargeDetails;
+  performance?: ChargePerformance;
+  /** Appended to the charge's exchanges. */
+  exchanges?: unknown[];
+}
+
+/** Changes a charge; `exchanges` are appended to those it has. */
+export async function updateCharge(db: Knex, env: Environment, id: string, patch: ChargePatch): Promise<ChargeRow> {
+  const { exchanges, details, performance, ...rest } = patch;
+  const [row]: ChargeRow[] = await chargesTable(db, env).where({ id }).update({
+    ...rest,
+    ...(details ? { details: json(details) } : {}),
+    ...(performance ? { performance: json(performance) } : {}),
+    ...(exchanges ? { exchanges: db.raw('exchanges || ?::jsonb', [json(exchanges)]) } : {}),
+    updated_at: new Date(),
+  }).returning('*');
+  return row;
+}
+
+/** The charges of some payments, each payment's in attempt order (reads with include_charges). */
+export async function chargesOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<ChargeRow[]> {
+  if (!paymentIds.length) return [];
+  return charges(db, env).whereIn('payment_id', paymentIds).orderBy('created_at').orderBy('attempt_no');
+}
