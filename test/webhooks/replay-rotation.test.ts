@@ -42,8 +42,10 @@ describe('webhook replay and recover', () => {
     expect(reqs[1].headers['webhook-id']).toBe(reqs[0].headers['webhook-id']);
     expect(reqs[1].body).toBe(reqs[0].body);
     for (const q of reqs) expectVerified(q, endpoint.secret);
-    const client = await stack.deps.temporal();
-    expect((await client.workflow.getHandle(`webhook-delivery/${id}/replay-1`).describe()).status.name).toBe('COMPLETED');
+    // The attempt is recorded before the workflow returns: wait for the run to end, then check how it ended.
+    const handle = (await stack.deps.temporal()).workflow.getHandle(`webhook-delivery/${id}/replay-1`);
+    await handle.result();
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
   });
 
   it('replays a dead-lettered delivery once the receiver is fixed; a retrying one is woken up at once', async () => {
