@@ -46,9 +46,10 @@ export interface ProviderConfigRow extends Stamps {
 const CONFIG_COLUMNS = ['id', 'account_id', 'payment_provider_id', 'name', 'merchant_capabilities', 'deleted', 'created_at', 'updated_at'] as const;
 
 /**
- * A config that does not exist in the environment. Stores stay free of Temporal, so this is a plain
- * typed error: activities turn it into a non-retryable ApplicationFailure of type `not_found` (its
- * `type`), routes into a 404.
+ * A config that does not exist in the environment, from the loaders an activity calls before talking to
+ * a provider. Stores stay free of Temporal, so this is a plain typed error; the activity turns it into a
+ * non-retryable ApplicationFailure of its `type`, `not_found` (activities/providers/open.ts), since no
+ * retry can bring the config back. The API's finders answer undefined instead (a 404).
  */
 export class ProviderConfigNotFoundError extends Error {
   readonly type = 'not_found';
