@@ -3,8 +3,7 @@
  * resource looks the same wherever it appears. Timestamps are ISO-8601 UTC with milliseconds.
  */
 import { iso } from '../lib/timestamps';
-// Moved to api/resources/ (payments, payment methods); used here until the embedding serializers move too.
-import { serializeCharge, serializePayment } from '../api/resources/payments';
+// Moved to api/resources/payment-methods.ts; used here until the customer serializer moves too.
 import { serializePaymentMethod } from '../api/resources/payment-methods';
 
 // Moved to lib/timestamps.ts; re-exported while serializers still import it from here.
@@ -100,30 +99,6 @@ export function serializeNotification(row: any, account?: any) {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     ...(account ? { account: serializeAccount(account) } : {}),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Payments, charges, routing plans
-
-/** A routing plan; `charges` and `payment` are embedded only when given (already serialized or rows). */
-export function serializeRoutingPlan(row: any, embeds: { charges?: any[]; payment?: any; attempts?: any[] } = {}): Record<string, unknown> {
-  return {
-    object: 'routing_plan',
-    id: row.id,
-    account_id: row.account_id,
-    payment_id: row.payment_id,
-    request_id: row.request_id ?? null,
-    trace_id: row.trace_id ?? null,
-    current_index: row.current_index,
-    routing_origin: row.routing_origin,
-    candidates: row.candidates ?? [],
-    metadata: row.metadata ?? {},
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
-    ...(embeds.attempts ? { attempts: embeds.attempts } : {}),
-    ...(embeds.payment !== undefined ? { payment: embeds.payment === null ? null : serializePayment(embeds.payment) } : {}),
   };
 }
 
