@@ -3,7 +3,7 @@ import { envTable, Environment } from '../environments';
 import { serializeCustomer } from '../serialize';
 import { serializeEvent } from '../../api/resources/events';
 import { serializeCheckoutPayment, serializePayment } from '../../api/resources/payments';
-import { groupBy } from './routing';
+import { groupBy } from '../../lib/group-by';
 import { addressesByCustomer } from './customers';
 
 export interface PaymentIncludes {
