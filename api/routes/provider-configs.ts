@@ -8,7 +8,7 @@ import {
 } from '../../db/providers';
 import { compileCredentialsSchema, credentialsErrors } from '../../lib/credentials-schema';
 import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
-import { Conditions as RuleConditionsValue, validateConditions } from '../../lib/routing/conditions';
+import { Conditions, validateConditions } from '../../lib/routing/conditions';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
@@ -28,7 +28,6 @@ const Credentials = Type.Object({}, {
   additionalProperties: true,
   description: 'validated against the provider\'s schemas.credentials; stored encrypted, answered masked',
 });
-const Conditions = RuleConditions;
 /** fees.volume_fee is numeric(8,4). */
 const VOLUME_FEE_DECIMALS = 4;
 
@@ -60,12 +59,12 @@ async function present(deps: ApiDeps, env: Environment, config: MaskedProviderCo
 }
 
 /** The conditions, checked against the grammar (lib/routing/conditions.ts); 400 with paths under body/conditions. */
-function checkConditions(conditions: unknown): RuleConditionsValue {
+function checkConditions(conditions: unknown): Conditions {
   const errors = validateConditions(conditions);
   if (errors.length) {
     throw ApiError.validation(errors.map((e) => ({ path: `body/conditions${e.path === '/' ? '' : e.path}`, message: e.message })));
   }
-  return conditions as RuleConditionsValue;
+  return conditions as Conditions;
 }
 
 function hasMoreDecimals(value: number, decimals: number): boolean {
@@ -258,7 +257,7 @@ export const providerConfigRoutes = [
     status: 201,
     message: 'Routing rule created',
     params: ConfigParams,
-    body: Obj({ conditions: Conditions }),
+    body: Obj({ conditions: RuleConditions }),
     response: RoutingRuleSchema,
     async handler({ params, body, access, deps }) {
       const { row: config, env } = await findConfig(deps, access, params.id);
@@ -275,7 +274,7 @@ export const providerConfigRoutes = [
     permission: 'routing:write',
     message: 'Routing rule updated',
     params: Obj({ id: PathId, ruleId: PathId }),
-    body: Obj({ conditions: Conditions }),
+    body: Obj({ conditions: RuleConditions }),
     response: RoutingRuleSchema,
     async handler({ params, body, access, deps }) {
       const { row: config, env } = await findConfig(deps, access, params.id);
