@@ -9,31 +9,6 @@ import { serializePaymentMethod } from '../api/resources/payment-methods';
 // Moved to lib/timestamps.ts; re-exported while serializers still import it from here.
 export { iso };
 
-export function serializeAccountSetting(row: any) {
-  return { object: 'account_setting', id: row.id, key: row.key, value: row.value, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
-}
-
-export function serializeAccount(row: any, settings: any[] = []) {
-  return {
-    object: 'account',
-    id: row.id,
-    user_id: row.user_id,
-    workspace_id: row.workspace_id,
-    name: row.name,
-    country: row.country,
-    currency: row.currency,
-    timezone: row.timezone,
-    environment: row.environment,
-    livemode: row.environment === 'production',
-    prod_account_id: row.prod_account_id,
-    settings: settings.map(serializeAccountSetting),
-    deleted: row.deleted,
-    metadata: row.metadata ?? {},
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
 export function serializeCustomerAddress(row: any) {
   return {
     object: 'customer_address',
@@ -71,34 +46,6 @@ export function serializeCustomer(row: any, addresses: any[] = [], paymentMethod
     updated_at: iso(row.updated_at),
     addresses: addresses.map(serializeCustomerAddress),
     ...(paymentMethods ? { payment_methods: paymentMethods.map(serializePaymentMethod) } : {}),
-  };
-}
-
-export function serializeMembership(row: any) {
-  return {
-    object: 'account_membership',
-    id: row.id,
-    account_id: row.account_id,
-    user_id: row.user_id,
-    role: row.role,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
-export function serializeNotification(row: any, account?: any) {
-  return {
-    object: 'notification',
-    id: row.id,
-    user_id: row.user_id ?? null,
-    account_id: row.account_id,
-    type: row.type,
-    details: row.details ?? {},
-    archived: row.archived_at !== null && row.archived_at !== undefined,
-    archived_at: iso(row.archived_at),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    ...(account ? { account: serializeAccount(account) } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Config } from '../lib/config';
 import type { Db } from '../db/knex';
 import { hashApiKey } from '../lib/secrets';
 import { createAccount } from '../db/accounts';
-import { insertApiKey } from '../db/repositories/api-keys';
+import { insertApiKey } from '../db/api-keys';
 import { ALL_PERMISSIONS, toPermissionMap } from '../api/auth/permissions';
 import { createFee } from '../db/fees-and-rules';
 import {

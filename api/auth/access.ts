@@ -1,19 +1,13 @@
 import type { LRUCache } from 'lru-cache';
+import { AccountRow, findLiveAccount, liveAccountIdsOfWorkspace } from '../../db/accounts';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/environments';
+import { liveAccountIdsOfUser, roleOn, rolesOfUser } from '../../db/memberships';
 import { ApiError } from '../errors';
 import type { Principal } from './authenticate';
 import { ALL_PERMISSIONS, Permission, Role, ROLE_PERMISSIONS } from './permissions';
 
-export interface AccountRow {
-  id: string;
-  user_id: string;
-  workspace_id: string;
-  name: string;
-  environment: Environment;
-  prod_account_id: string | null;
-  deleted: boolean;
-}
+export type { AccountRow };
 
 /** What a request may do on one account: the account, its environment and the caller's permissions. */
 export interface AccountScope {
@@ -105,11 +99,7 @@ export class Access {
       this.check(named);
       return;
     }
-    const roles = (await this.db('core.account_memberships as m')
-      .join('core.accounts as a', 'a.id', 'm.account_id')
-      .where({ 'm.user_id': p.userId, 'a.deleted': false })
-      .distinct('m.role')
-      .pluck('m.role')) as Role[];
+    const roles = await rolesOfUser(this.db, p.userId);
     this.check({ permissions: new Set(roles.flatMap((role) => [...ROLE_PERMISSIONS[role]])) });
   }
 
@@ -117,13 +107,8 @@ export class Access {
   async visibleAccountIds(): Promise<string[]> {
     const p = this.principal;
     if (p.kind === 'api_key') return [p.accountId];
-    if (p.actorType === 'system') {
-      return (await this.db('core.accounts').where({ workspace_id: p.workspaceId, deleted: false }).pluck('id')) as string[];
-    }
-    return (await this.db('core.account_memberships as m')
-      .join('core.accounts as a', 'a.id', 'm.account_id')
-      .where({ 'm.user_id': p.userId, 'a.deleted': false })
-      .pluck('a.id')) as string[];
+    if (p.actorType === 'system') return liveAccountIdsOfWorkspace(this.db, p.workspaceId);
+    return liveAccountIdsOfUser(this.db, p.userId);
   }
 
   private check<S extends Pick<AccountScope, 'permissions'>>(scope: S): S {
@@ -146,7 +131,7 @@ export class Access {
     const p = this.principal;
     let account = this.accounts?.get(accountId);
     if (!account) {
-      account = (await this.db('core.accounts').where({ id: accountId, deleted: false }).first()) as AccountRow | undefined;
+      account = await findLiveAccount(this.db, accountId);
       if (!account) return undefined;
       this.accounts?.set(accountId, account);
     }
@@ -156,9 +141,8 @@ export class Access {
     if (p.actorType === 'system') {
       return { account, environment: account.environment, permissions: SYSTEM_PERMISSIONS };
     }
-    const membership = await this.db('core.account_memberships').where({ account_id: accountId, user_id: p.userId }).first('role');
-    if (!membership) return undefined;
-    const role = membership.role as Role;
+    const role = await roleOn(this.db, accountId, p.userId);
+    if (!role) return undefined;
     return { account, environment: account.environment, permissions: ROLE_PERMISSIONS[role], role };
   }
 }

@@ -3,8 +3,11 @@ import { JwksClient } from 'jwks-rsa';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../lib/config';
 import { hashApiKey } from '../../lib/secrets';
+import { ensureWorkspace } from '../../db/accounts';
+import { findApiKeyByHash, touchApiKey } from '../../db/api-keys';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/environments';
+import { ensureUser } from '../../db/memberships';
 import { ApiError } from '../errors';
 import { fromPermissionMap, PermissionMap } from './permissions';
 
@@ -123,8 +126,8 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
   async function provision(userId: string, workspaceId: string): Promise<void> {
     const id = `${userId}@${workspaceId}`;
     if (provisioned.has(id)) return;
-    await db('core.workspaces').insert({ id: workspaceId }).onConflict('id').ignore();
-    await db('core.users').insert({ id: userId }).onConflict('id').ignore();
+    await ensureWorkspace(db, workspaceId);
+    await ensureUser(db, userId);
     provisioned.add(id);
   }
 
@@ -135,17 +138,13 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
       if ((cached.principal.keyType === 'SECRET') !== (kind === 'secret_key')) throw new ApiError('invalid_api_key');
       return cached.principal;
     }
-    const row = await db('core.api_keys as k')
-      .join('core.accounts as a', 'a.id', 'k.account_id')
-      .where('k.key_hash', hash)
-      .first('k.id', 'k.type', 'k.account_id', 'k.environment', 'k.permissions', 'k.status', 'k.deleted', 'k.expires_at',
-        'k.last_used_at', 'a.workspace_id', 'a.deleted as account_deleted');
+    const row = await findApiKeyByHash(db, hash);
     const expired = row?.expires_at && new Date(row.expires_at).getTime() <= Date.now();
     if (!row || row.deleted || row.account_deleted || row.status !== 'ACTIVE' || expired) throw new ApiError('invalid_api_key');
     if ((row.type === 'SECRET') !== (kind === 'secret_key')) throw new ApiError('invalid_api_key');
     // last_used_at is kept to the minute: a write per request would cost more than it tells.
     if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
-      db('core.api_keys').where({ id: row.id }).update({ last_used_at: db.fn.now(), last_used_ip: ip }).catch(() => {});
+      touchApiKey(db, row.id, ip).catch(() => {});
     }
     const principal: ApiKeyPrincipal = {
       kind: 'api_key',

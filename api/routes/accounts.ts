@@ -1,24 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import { createAccount, settingsByAccount } from '../../db/repositories/accounts';
-import { serializeAccount } from '../../db/serialize';
-import { serializeApiKey } from '../resources/api-keys';
+import { createAccount, findLiveAccount, listAccounts, settingsByAccount } from '../../db/accounts';
+import { roleOn } from '../../db/memberships';
 import { ApiError } from '../errors';
+import { AccountSchema, serializeAccount } from '../resources/accounts';
+import { serializeApiKey } from '../resources/api-keys';
 import { defineRoute } from '../route';
-import { Country, Currency, Id, Metadata, Obj, Resource } from '../schemas';
+import { Country, Currency, Id, Metadata, Obj } from '../schemas';
 import { ALL_PERMISSIONS, toPermissionMap } from '../auth/permissions';
 import type { UserPrincipal } from '../auth/authenticate';
 
 const TimeZone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone name, e.g. Europe/Berlin' });
-
-const AccountSchema = Resource('account', {
-  id: Type.String(), user_id: Type.String(), workspace_id: Type.String(), name: Type.String(),
-  country: Type.Union([Type.String(), Type.Null()]), currency: Type.Union([Type.String(), Type.Null()]),
-  timezone: Type.Union([Type.String(), Type.Null()]), environment: Type.Union([Type.Literal('production'), Type.Literal('sandbox')]),
-  prod_account_id: Type.Union([Type.String(), Type.Null()]),
-  settings: Type.Array(Resource('account_setting', { id: Type.String(), key: Type.String(), value: Type.String() })),
-  deleted: Type.Boolean(), metadata: Type.Record(Type.String(), Type.Unknown()),
-  created_at: Type.Union([Type.String(), Type.Null()]), updated_at: Type.Union([Type.String(), Type.Null()]),
-});
 
 function isTimeZone(zone: string): boolean {
   try {
@@ -60,9 +51,9 @@ export const accountRoutes = [
       let workspaceId = user.workspaceId;
       if (query.sandbox_mode) {
         if (!query.prod_account_id) throw new ApiError('prod_account_id_required');
-        const prod = await deps.db('core.accounts').where({ id: query.prod_account_id, deleted: false }).first();
-        const membership = prod && await deps.db('core.account_memberships').where({ account_id: prod.id, user_id: user.userId }).first('role');
-        const owns = user.actorType === 'system' || (membership && ['OWNER', 'ADMIN'].includes(membership.role));
+        const prod = await findLiveAccount(deps.db, query.prod_account_id);
+        const role = prod && await roleOn(deps.db, prod.id, user.userId);
+        const owns = user.actorType === 'system' || (role !== undefined && ['OWNER', 'ADMIN'].includes(role));
         if (!prod || !owns) throw new ApiError('account_access_denied', 'prod_account_id names no production account of yours.');
         if (prod.environment !== 'production') {
           throw ApiError.validation([{ path: 'query/prod_account_id', message: 'must name a production account' }]);
@@ -97,7 +88,7 @@ export const accountRoutes = [
     response: Type.Array(AccountSchema),
     async handler({ access, deps }) {
       const ids = await access.visibleAccountIds();
-      const rows = ids.length ? await deps.db('core.accounts').whereIn('id', ids).orderBy('created_at', 'desc').orderBy('id', 'desc') : [];
+      const rows = await listAccounts(deps.db, ids);
       const settings = await settingsByAccount(deps.db, ids);
       return { data: rows.map((r) => serializeAccount(r, settings.get(r.id))) };
     },

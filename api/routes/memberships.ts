@@ -1,19 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { serializeMembership } from '../../db/serialize';
-import { looksLikeId, newId } from '../../lib/ids';
+import { findMembership, inviteMember, listMemberships, removeMembership } from '../../db/memberships';
+import { looksLikeId } from '../../lib/ids';
 import { ApiError } from '../errors';
+import { MembershipRole, MembershipSchema, serializeMembership } from '../resources/memberships';
 import { defineRoute } from '../route';
-import { Obj, Resource } from '../schemas';
-
-const S = Type.String();
-const TS = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-const Role = Type.Union([Type.Literal('OWNER'), Type.Literal('ADMIN'), Type.Literal('DEVELOPER'), Type.Literal('VIEWER')]);
-
-const MembershipSchema = Resource('account_membership', {
-  id: S, account_id: S, user_id: S, role: Role, created_at: TS, updated_at: TS,
-});
-
-const UNIQUE_VIOLATION = '23505';
+import { Obj } from '../schemas';
 
 export const membershipRoutes = [
   defineRoute({
@@ -25,26 +16,14 @@ export const membershipRoutes = [
     errors: ['conflict'],
     status: 201,
     message: 'Account membership created',
-    body: Obj({ user_id: Type.String({ minLength: 1, maxLength: 100 }), role: Role }),
+    body: Obj({ user_id: Type.String({ minLength: 1, maxLength: 100 }), role: MembershipRole }),
     response: MembershipSchema,
     async handler({ body, access, deps }) {
       const scope = await access.forAccount();
-      try {
-        const row = await deps.db.transaction(async (trx) => {
-          // Users come into being on first sight (docs/api-conventions.md#authentication); one invited before signing in is one too.
-          await trx('core.users').insert({ id: body.user_id }).onConflict('id').ignore();
-          const [inserted] = await trx('core.account_memberships')
-            .insert({ id: newId('mem'), account_id: scope.account.id, user_id: body.user_id, role: body.role })
-            .returning('*');
-          return inserted;
-        });
-        return { data: serializeMembership(row) };
-      } catch (err) {
-        if ((err as { code?: string }).code === UNIQUE_VIOLATION) {
-          throw new ApiError('conflict', 'That user already has a membership on this account.');
-        }
-        throw err;
-      }
+      // Users come into being on first sight (docs/api-conventions.md#authentication); one invited before signing in is one too.
+      const invited = await inviteMember(deps.db, { accountId: scope.account.id, userId: body.user_id, role: body.role });
+      if (invited.outcome === 'exists') throw new ApiError('conflict', 'That user already has a membership on this account.');
+      return { data: serializeMembership(invited.row) };
     },
   }),
 
@@ -58,8 +37,7 @@ export const membershipRoutes = [
     response: Type.Array(MembershipSchema),
     async handler({ access, deps }) {
       const scope = await access.forAccount();
-      const rows = await deps.db('core.account_memberships').where({ account_id: scope.account.id })
-        .orderBy('created_at', 'desc').orderBy('id', 'desc');
+      const rows = await listMemberships(deps.db, scope.account.id);
       return { data: rows.map(serializeMembership) };
     },
   }),
@@ -75,23 +53,12 @@ export const membershipRoutes = [
     message: 'Account membership deleted',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     async handler({ params, access, deps }) {
-      const found = looksLikeId(params.id, 'mem') ? await deps.db('core.account_memberships').where({ id: params.id }).first() : undefined;
+      const found = looksLikeId(params.id, 'mem') ? await findMembership(deps.db, params.id) : undefined;
       if (!found) throw ApiError.notFound('account membership');
       await access.forResource(found.account_id, 'account membership');
-      await deps.db.transaction(async (trx) => {
-        // The account row lock serializes every removal on this account, so two owners removed at the
-        // same moment cannot each see the other as the one who remains.
-        await trx('core.accounts').where({ id: found.account_id }).forUpdate().first('id');
-        const membership = await trx('core.account_memberships').where({ id: params.id }).first();
-        if (!membership) throw ApiError.notFound('account membership');
-        if (membership.role === 'OWNER') {
-          const [{ n }] = await trx('core.account_memberships')
-            .where({ account_id: membership.account_id, role: 'OWNER' }).whereNot({ id: membership.id })
-            .count<{ n: string }[]>('* as n');
-          if (Number(n) === 0) throw new ApiError('last_owner');
-        }
-        await trx('core.account_memberships').where({ id: membership.id }).del();
-      });
+      const removed = await removeMembership(deps.db, found.account_id, params.id);
+      if (removed === 'not_found') throw ApiError.notFound('account membership');
+      if (removed === 'last_owner') throw new ApiError('last_owner');
       return {};
     },
   }),
