@@ -12,7 +12,8 @@ import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { signDevToken } from '../lib/tokens';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres } from '../db/embedded';
-import { appendEvents } from '../activities/events';
+import { appendEvents } from '../db/events';
+import { webhookClient } from '../workflows/webhooks/client';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
 import { floorConfirm } from './floor/workflows';
 
@@ -260,7 +261,7 @@ async function main(): Promise<void> {
       event: 'payment_intent.succeeded', accountId: account.id, workspaceId: account.workspace_id, data: { object: { object: 'payment', n: i } },
     })));
     const t0 = performance.now();
-    await client.workflow.start('webhookFanOutWorkflow', { taskQueue: 'webhooks', workflowId: `bench-fan-out/${Date.now()}`, args: [{ environment: 'production', eventIds }] });
+    await webhookClient(client).startFanOut('production', eventIds, `bench-fan-out/${Date.now()}`);
     await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`webhooks: ${received}/${WEBHOOK_EVENTS} after 120 s`)), 120_000))]);
     webhooks = { per_s: round(WEBHOOK_EVENTS / ((performance.now() - t0) / 1000)), deliveries: WEBHOOK_EVENTS };
     receiver.close();

@@ -143,8 +143,10 @@ export interface EndpointPatch {
 /** Changes an endpoint that is not deleted; undefined when it is (or is gone). */
 export async function updateEndpoint(db: Knex, env: Environment, id: string, patch: EndpointPatch): Promise<WebhookEndpointRow | undefined> {
   const { nextVerification, events, metadata, ...columns } = patch;
+  // Only what the patch names changes: a field left undefined keeps its value.
+  const set = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
   const [row] = await raw(db, env, 'webhook_endpoints').where({ id, deleted: false }).update({
-    ...columns,
+    ...set,
     ...(events ? { events: JSON.stringify(events) } : {}),
     ...(metadata !== undefined ? { metadata: JSON.stringify(metadata) } : {}),
     ...(nextVerification ? { verification_count: db.raw('verification_count + 1') } : {}),
@@ -329,6 +331,7 @@ type Resendable = Pick<WebhookDeliveryRow, 'id' | 'status' | 'replay_count' | 'w
 /** The store side of replay and recover, for the webhooks command client (workflows/webhooks/client.ts). */
 export function replayStore(db: Knex, env: Environment) {
   return {
+    environment: env,
     async claim(d: Resendable, n: number, workflowId: string): Promise<boolean> {
       const claimed = await deliveries(db, env).where({ id: d.id, status: d.status, replay_count: d.replay_count })
         .update({ status: 'pending', replay_count: n, workflow_id: workflowId, next_attempt_at: db.fn.now(), updated_at: db.fn.now() });

@@ -1,19 +1,41 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
  * Where Switchboard may POST webhooks. Unless WEBHOOK_ALLOW_PRIVATE is on, only global unicast
  * addresses are allowed (SSRF: a merchant must not make our worker call our own network), and live
  * endpoints must use https. The check runs when a URL is saved, and again on every connection
- * (`guardedLookup`, and `postWebhook` for literal addresses), so a DNS answer that changes later
- * (rebinding) cannot reach a refused address either.
+ * (`guardedLookup` and `postWebhook` in activities/webhooks/, for literal addresses too), so a DNS
+ * answer that changes later (rebinding) cannot reach a refused address either. Pure: resolving host
+ * names is the caller's, handed in as `UrlPolicy.resolve`.
  *
  * Addresses are classified by ipaddr.js, whose ranges follow the IANA IPv4 and IPv6 Special-Purpose
  * Address Registries: anything it does not call `unicast` (private, loopback, link-local, shared
  * address space, documentation, benchmarking, reserved, multicast, broadcast, AS112, AMT, ORCHID, SRv6,
  * discard, …) is refused.
  */
+
+// What counts as an IP address: node:net's `isIP` grammar (dotted-quad IPv4 without leading zeros;
+// IPv6 with an optional embedded IPv4 and zone), restated here so that lib/ imports no Node module.
+const V4_SEG = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])';
+const V4 = `(?:${V4_SEG}\\.){3}${V4_SEG}`;
+const V6_SEG = '(?:[0-9a-fA-F]{1,4})';
+const IPV4 = new RegExp(`^${V4}$`);
+const IPV6 = new RegExp('^(?:'
+  + `(?:${V6_SEG}:){7}(?:${V6_SEG}|:)|`
+  + `(?:${V6_SEG}:){6}(?:${V4}|:${V6_SEG}|:)|`
+  + `(?:${V6_SEG}:){5}(?::${V4}|(?::${V6_SEG}){1,2}|:)|`
+  + `(?:${V6_SEG}:){4}(?:(?::${V6_SEG}){0,1}:${V4}|(?::${V6_SEG}){1,3}|:)|`
+  + `(?:${V6_SEG}:){3}(?:(?::${V6_SEG}){0,2}:${V4}|(?::${V6_SEG}){1,4}|:)|`
+  + `(?:${V6_SEG}:){2}(?:(?::${V6_SEG}){0,3}:${V4}|(?::${V6_SEG}){1,5}|:)|`
+  + `(?:${V6_SEG}:){1}(?:(?::${V6_SEG}){0,4}:${V4}|(?::${V6_SEG}){1,6}|:)|`
+  + `(?::(?:(?::${V6_SEG}){0,5}:${V4}|(?::${V6_SEG}){1,7}|:))`
+  + ')(?:%[0-9a-zA-Z-.:]{1,})?$');
+
+/** 4, 6, or 0 when `text` is not an IP address (as node:net's `isIP` answers). */
+export function isIP(text: string): 0 | 4 | 6 {
+  if (IPV4.test(text)) return 4;
+  return IPV6.test(text) ? 6 : 0;
+}
 
 /** IANA special-purpose ranges ipaddr.js does not know yet (RFC 9780: the dummy IPv6 prefix). */
 const NOT_IN_IPADDR: [ipaddr.IPv6, number][] = [ipaddr.IPv6.parseCIDR('100:0:0:1::/64')];
@@ -38,7 +60,7 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
 
 /** True for an address webhooks must not reach: anything but a global unicast address (see above). */
 export function isBlockedAddress(address: string): boolean {
-  // node:net decides what is an address (ipaddr.js would also take forms like `1.2.3`).
+  // `isIP` decides what is an address (ipaddr.js would also take forms like `1.2.3`).
   if (isIP(address) === 0) return true;
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
@@ -58,7 +80,10 @@ export interface UrlPolicy {
   /** Live endpoints must be https. */
   live: boolean;
   allowPrivate: boolean;
-  /** Resolves a host name to its addresses (node:dns by default; tests may hand in another). */
+  /**
+   * Resolves a host name to its addresses (activities/webhooks/dns.ts `resolveHost`; tests hand in
+   * their own). Needed for host names only: literal addresses are judged as they are.
+   */
   resolve?: (host: string) => Promise<string[]>;
 }
 
@@ -74,12 +99,6 @@ export function refusesLiteralHost(url: URL, allowPrivate: boolean): boolean {
 }
 
 const REFUSED = 'must not point at a private, loopback, link-local or otherwise non-public address';
-
-async function resolveAll(host: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address))));
-  });
-}
 
 /** Why a URL cannot be a webhook endpoint, or null when it can. */
 export async function webhookUrlProblem(raw: string, policy: UrlPolicy): Promise<string | null> {
@@ -97,34 +116,14 @@ export async function webhookUrlProblem(raw: string, policy: UrlPolicy): Promise
   if (refusesLiteralHost(url, false)) return REFUSED;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) return null;
+  if (!policy.resolve) throw new Error('webhookUrlProblem needs policy.resolve to judge a host name');
   let addresses: string[];
   try {
-    addresses = await (policy.resolve ?? resolveAll)(host);
+    addresses = await policy.resolve(host);
   } catch {
     return `host ${host} does not resolve`;
   }
   if (!addresses.length) return `host ${host} does not resolve`;
   if (addresses.some(isBlockedAddress)) return 'must not resolve to a private, loopback, link-local or otherwise non-public address';
   return null;
-}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/**
- * A `lookup` for net/tls.connect (undici's `connect` options) that refuses blocked addresses, so the
- * address checked is the address connected to. Handles both the single-answer and `all` forms.
- */
-export function guardedLookup(allowPrivate: boolean) {
-  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, options.all ? [] : '', undefined);
-      const allowed = allowPrivate ? addresses : addresses.filter((a) => !isBlockedAddress(a.address));
-      if (!allowed.length) {
-        const refused = Object.assign(new Error(`${hostname} resolves only to private or otherwise non-public addresses`), { code: 'EADDRNOTALLOWED' });
-        return callback(refused, options.all ? [] : '', undefined);
-      }
-      if (options.all) return callback(null, allowed);
-      return callback(null, allowed[0].address, allowed[0].family);
-    });
-  };
 }

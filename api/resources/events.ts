@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import type { EventRow } from '../../db/events';
-import { iso } from '../../db/serialize';
+import { iso } from '../../lib/timestamps';
 import { Resource, Timestamp } from '../schemas';
 
 const S = Type.String();

@@ -1,9 +1,11 @@
 /** `npm run ops -- webhooks:…`: dead-lettered deliveries, replay one, recover an endpoint's window. */
-import { envTable } from '../../db/environments';
-import { recoverDeliveries, resendDelivery } from '../../lib/webhook-replay';
+import type { Environment } from '../../db/environments';
 import {
-  type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, findInEnvironments, iso, notFound, onePositional,
-  parseLimit, parseTime, print, table, usage,
+  findDelivery, findEndpoint as findEndpointRow, listDeadLettered, replayStore, type WebhookDeliveryRow, type WebhookEndpointRow,
+} from '../../db/webhooks';
+import { webhookClient } from '../../workflows/webhooks/client';
+import {
+  type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, iso, notFound, onePositional, parseLimit, parseTime, print, table, usage,
 } from './shared';
 
 export const WEBHOOKS_USAGE = `Webhooks
@@ -14,14 +16,23 @@ export const WEBHOOKS_USAGE = `Webhooks
                                   re-send every failed or dead-lettered delivery created in the window
 `;
 
+/** The first environment holding the row (ids are unique across them). */
+async function inEnvironments<T>(find: (env: Environment) => Promise<T | undefined>): Promise<{ env: Environment; row: T } | undefined> {
+  for (const env of ENVIRONMENTS) {
+    const row = await find(env);
+    if (row) return { env, row };
+  }
+  return undefined;
+}
+
 async function findEndpoint(ctx: Ctx, id: string) {
   if (!/^we_[0-9A-Za-z]+$/.test(id)) throw usage(`"${id}" is not a webhook endpoint id (we_…)`);
-  const found = await findInEnvironments(ctx.db(), 'webhook_endpoints', id);
+  const found = await inEnvironments((env) => findEndpointRow(ctx.db(), env, id));
   if (!found || found.row.deleted) throw notFound(`No webhook endpoint ${id}.`);
   return found;
 }
 
-function requireEnabled(endpoint: any): void {
+function requireEnabled(endpoint: WebhookEndpointRow): void {
   if (endpoint.status !== 'enabled') {
     throw failure(`Webhook endpoint ${endpoint.id} is ${endpoint.status}${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}: only enabled endpoints receive deliveries. Re-enable it first (PATCH /v1/webhook-endpoints/${endpoint.id} {"disabled": false}).`);
   }
@@ -32,12 +43,10 @@ async function webhooksDead(ctx: Ctx, args: Args): Promise<number> {
   const limit = parseLimit(args.values.limit as string | undefined, 50);
   const endpointId = args.values.endpoint as string | undefined;
   const envs = endpointId ? [(await findEndpoint(ctx, endpointId)).env] : ENVIRONMENTS;
-  const rows: any[] = [];
+  const rows: (WebhookDeliveryRow & { environment: Environment })[] = [];
   for (const env of envs) {
-    const found = await ctx.db()(envTable(env, 'webhook_deliveries')).where({ status: 'dead_lettered' })
-      .modify((q) => { if (endpointId) void q.where({ endpoint_id: endpointId }); })
-      .orderBy('dead_lettered_at', 'desc').orderBy('id', 'desc').limit(limit);
-    rows.push(...found.map((r: any) => ({ ...r, environment: env })));
+    const found = await listDeadLettered(ctx.db(), env, { endpointId, limit });
+    rows.push(...found.map((r) => ({ ...r, environment: env })));
   }
   rows.sort((a, b) => new Date(b.dead_lettered_at ?? b.updated_at).getTime() - new Date(a.dead_lettered_at ?? a.updated_at).getTime());
   const dead = rows.slice(0, limit).map((r) => ({
@@ -53,22 +62,19 @@ async function webhooksDead(ctx: Ctx, args: Args): Promise<number> {
   return EXIT.ok;
 }
 
-function replayDeps(ctx: Ctx) {
-  return { db: ctx.db(), temporal: ctx.temporal, webhookRetrySchedule: ctx.config.webhookRetrySchedule };
-}
 
 async function webhooksReplay(ctx: Ctx, args: Args): Promise<number> {
   const id = onePositional(args, 'webhook delivery id');
   if (!/^whd_[0-9A-Za-z]+$/.test(id)) throw usage(`"${id}" is not a webhook delivery id (whd_…)`);
-  const found = await findInEnvironments(ctx.db(), 'webhook_deliveries', id);
+  const found = await inEnvironments((env) => findDelivery(ctx.db(), env, id));
   if (!found) throw notFound(`No webhook delivery ${id}.`);
   const { env, row } = found;
-  const endpoint = await ctx.db()(envTable(env, 'webhook_endpoints')).where({ id: row.endpoint_id }).first();
+  const endpoint = await findEndpointRow(ctx.db(), env, row.endpoint_id);
   if (!endpoint || endpoint.deleted) throw failure(`The endpoint of ${id} (${row.endpoint_id}) was deleted.`);
   requireEnabled(endpoint);
-  const result = await resendDelivery(replayDeps(ctx), env, row);
+  const result = await webhookClient(await ctx.temporal(), ctx.config).resendDelivery(replayStore(ctx.db(), env), row);
   if (result === 'skipped') throw failure(`${id} changed while it was being replayed; try again.`);
-  const after = await ctx.db()(envTable(env, 'webhook_deliveries')).where({ id }).first();
+  const after = (await findDelivery(ctx.db(), env, id)) ?? row;
   print(ctx, { delivery_id: id, result, status: after.status, workflow_id: after.workflow_id }, () => (result === 'signalled'
     ? `${id} was still retrying: its workflow was told to try again now.`
     : `Replay of ${id} started (workflow ${after.workflow_id}). Watch it: GET /v1/webhook-deliveries/${id}`));
@@ -83,7 +89,7 @@ async function webhooksRecover(ctx: Ctx, args: Args): Promise<number> {
   if (until && until <= since) throw usage('--until must be after --since');
   const { env, row } = await findEndpoint(ctx, id);
   requireEnabled(row);
-  const recovered = await recoverDeliveries(replayDeps(ctx), env, id, since, until);
+  const recovered = await webhookClient(await ctx.temporal(), ctx.config).recoverDeliveries(replayStore(ctx.db(), env), id, { since, until });
   print(ctx, { endpoint_id: id, since: since.toISOString(), until: until?.toISOString() ?? null, recovered }, () =>
     `${recovered} failed or dead-lettered deliver${recovered === 1 ? 'y' : 'ies'} of ${id} re-sent (created since ${since.toISOString()}${until ? `, before ${until.toISOString()}` : ''}).`);
   return EXIT.ok;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents } from '../../activities/events';
+import { appendEvents } from '../../db/events';
 import { envTable } from '../../db/environments';
 import { TASK_QUEUES } from '../../workflows/shared';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';

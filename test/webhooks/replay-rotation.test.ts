@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { appendEvents } from '../../activities/events';
+import { appendEvents } from '../../db/events';
 import { envTable } from '../../db/environments';
 import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { activitiesFor, emit, enabledEndpoint, expectVerified, getDelivery, Receiver, waitFor, waitForDelivery } from './support';

@@ -2,7 +2,7 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { appendEvents } from '../../activities/events';
+import { appendEvents } from '../../db/events';
 import { webhookActivities } from '../../activities/webhooks';
 import type { Environment } from '../../db/environments';
 import { envTable } from '../../db/environments';

@@ -1,0 +1,87 @@
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  disableEndpoint, findDelivery, findEndpoint, insertAttempt, markEndpointFailing, markEndpointHealthy, parkDelivery, recordDeliveryAttempt,
+} from '../../db/webhooks';
+import { insertNotifications } from '../../db/notifications';
+import { logger } from '../../lib/logger';
+import { iso } from '../../lib/timestamps';
+import { classifyResponse, ENDPOINT_FAILING_DISABLE_MS, retryDelay, type ResponseClass } from '../../lib/webhook-retry';
+import { signedHeaders } from '../../lib/webhook-signature';
+import type { AttemptDeliveryArgs, AttemptOutcome, DeliveryStatus, WebhookActivities } from '../../workflows/webhooks/contract';
+import { liveSecrets, type WebhookActivityContext } from './context';
+import { postWebhook } from './http';
+
+export function deliveryActivities({ db, vault, agent, allowPrivate }: WebhookActivityContext): Pick<WebhookActivities, 'attemptWebhookDelivery'> {
+  return {
+    /**
+     * One attempt of one delivery: one signed POST of the stored payload, recorded as an attempt row,
+     * and the delivery's new state. `scheduledDelayMs` is the workflow's jittered wait before the next
+     * attempt, or null when this is the last one the schedule allows.
+     */
+    async attemptWebhookDelivery(input: AttemptDeliveryArgs): Promise<AttemptOutcome> {
+      const env = input.environment;
+      const delivery = await findDelivery(db, env, input.deliveryId);
+      if (!delivery) throw ApplicationFailure.nonRetryable(`no webhook delivery ${input.deliveryId}`, 'not_found');
+      const endpoint = await findEndpoint(db, env, delivery.endpoint_id);
+
+      if (!endpoint || endpoint.deleted || endpoint.status !== 'enabled') {
+        // The endpoint stopped taking events while this delivery waited: park it; recover re-sends it.
+        await parkDelivery(db, env, delivery.id, !endpoint || endpoint.deleted ? 'the endpoint was deleted' : `the endpoint is ${endpoint.status}`);
+        return { next: 'done', status: 'dead_lettered', attemptNo: null, statusCode: null, delayMs: null };
+      }
+
+      const now = new Date();
+      const timestamp = Math.floor(now.getTime() / 1000);
+      const headers = signedHeaders({
+        id: delivery.event_id, timestamp, body: delivery.payload, secrets: liveSecrets(vault, endpoint, now), eventType: delivery.event_type,
+      });
+      const http = await postWebhook(agent, allowPrivate, endpoint.url, delivery.payload, headers);
+      const outcome: ResponseClass = classifyResponse(http.statusCode);
+
+      let status: DeliveryStatus;
+      let delayMs: number | null = null;
+      if (outcome === 'succeeded') status = 'succeeded';
+      else if (outcome === 'transient' && input.scheduledDelayMs !== null) {
+        status = 'failed';
+        delayMs = retryDelay(input.scheduledDelayMs, http.retryAfterMs);
+      } else status = 'dead_lettered';
+      const lastError = outcome === 'succeeded' ? null
+        : http.error ?? `HTTP ${http.statusCode}${outcome === 'transient' ? '' : outcome === 'gone' ? ' (gone)' : ' (not retried)'}`;
+
+      const attemptNo = await db.transaction(async (trx) => {
+        const attemptCount = await recordDeliveryAttempt(trx, env, delivery.id, {
+          status, at: now, statusCode: http.statusCode, lastError, nextAttemptAt: delayMs === null ? null : new Date(Date.now() + delayMs),
+        });
+        await insertAttempt(trx, env, {
+          account_id: delivery.account_id, delivery_id: delivery.id, endpoint_id: endpoint.id, attempt_no: attemptCount, trigger: input.trigger,
+          url: endpoint.url, webhook_timestamp: timestamp, status_code: http.statusCode, outcome, duration_ms: http.durationMs,
+          response_body: http.responseBody, response_body_truncated: http.truncated, error: http.error,
+        });
+
+        const base = { endpoint_id: endpoint.id, url: endpoint.url };
+        if (outcome === 'succeeded') {
+          await markEndpointHealthy(trx, env, endpoint.id);
+        } else {
+          const failingSince = await markEndpointFailing(trx, env, endpoint.id, now);
+          const failingFor = now.getTime() - failingSince.getTime();
+          const disable = outcome === 'gone' ? 'gone' : failingFor >= ENDPOINT_FAILING_DISABLE_MS ? 'failing' : null;
+          if (disable && await disableEndpoint(trx, env, endpoint.id, disable)) {
+            await insertNotifications(trx, [{ accountId: delivery.account_id, type: 'webhook_endpoint.disabled', details: {
+              ...base, reason: disable, failing_since: iso(failingSince), last_status_code: http.statusCode, last_error: lastError,
+            } }]);
+          }
+        }
+        if (status === 'dead_lettered') {
+          await insertNotifications(trx, [{ accountId: delivery.account_id, type: 'webhook.dead_lettered', details: {
+            ...base, delivery_id: delivery.id, event_id: delivery.event_id, event_type: delivery.event_type,
+            reason: outcome === 'transient' ? 'retries_exhausted' : outcome === 'gone' ? 'endpoint_gone' : 'rejected',
+            attempts: attemptCount, last_status_code: http.statusCode, last_error: lastError,
+          } }]);
+        }
+        return attemptCount;
+      });
+      logger.info({ delivery_id: delivery.id, attempt_no: attemptNo, status_code: http.statusCode, outcome, status, duration_ms: http.durationMs }, 'webhook attempt');
+      return { next: status === 'failed' ? 'retry' : 'done', status, attemptNo, statusCode: http.statusCode, delayMs };
+    },
+  };
+}
