@@ -3,7 +3,7 @@
 // are db/fees-and-rules.ts's.
 
 import type { Knex } from 'knex';
-import { maskCredentials } from '../lib/credentials-mask';
+import { maskCredentials } from '../lib/providers/credentials';
 import { groupBy } from '../lib/group-by';
 import { newId } from '../lib/ids';
 import type { Conditions } from '../lib/routing/conditions';
@@ -123,7 +123,7 @@ export async function isMethodOfProvider(db: Knex, env: Environment, providerId:
 
 // ---------------------------------------------------------------------------------------------------
 // Provider configs. Credentials are sealed with the vault on the way in and leave this store masked
-// (lib/credentials-mask.ts); only loadProviderCredentials opens them.
+// (lib/providers/credentials.ts); only loadProviderCredentials opens them.
 
 /** A config as the API shows it: credentials masked. */
 export interface MaskedProviderConfig extends ProviderConfigRow {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { createPaymentProvider, listPaymentProviders, NewProviderMethod, TxnMapping } from '../../db/providers';
-import { compileCredentialsSchema } from '../../lib/credentials-schema';
+import { compileCredentialsSchema } from '../../lib/providers/credentials';
 import { adapterIdentifiers, catalogueEntry, defaultMethodsOf, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import type { ProviderCatalogueEntry } from '../../lib/providers/types';
 import { ApiError } from '../errors';

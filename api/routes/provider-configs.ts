@@ -6,7 +6,7 @@ import {
   createProviderConfig, deleteProviderConfig, findPaymentProvider, findProviderConfig, isMethodOfProvider, listProviderConfigs,
   MaskedProviderConfig, updateProviderConfig, withFeesAndRules,
 } from '../../db/providers';
-import { compileCredentialsSchema, credentialsErrors } from '../../lib/credentials-schema';
+import { compileCredentialsSchema, credentialsErrors } from '../../lib/providers/credentials';
 import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import { Conditions, validateConditions } from '../../lib/routing/conditions';
 import type { Access } from '../auth/access';
