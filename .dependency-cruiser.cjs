@@ -1,14 +1,19 @@
 /**
  * The layers of docs/architecture.md, checked on every `npm run lint`:
  *
- *   lib ← contracts ← db ← activities;  contracts ← workflow code;  contracts + workflow fn ← client.ts;
- *   api / worker / scripts / bench / simulator on top.
+ *   lib ← contracts ← db ← resources ← activities;  contracts ← workflow code;
+ *   contracts + workflow fn ← client.ts;  api / worker / scripts / bench / simulator on top.
+ *
+ * Resources (api/resources/<feature>.ts with api/schemas.ts) are each API resource's schema and its
+ * serializer: pure, and shared by the routes and the activities that write events (an event's data is
+ * the resource as the API shows it).
  *
  * Type-only imports count (tsPreCompilationDeps): a workflow importing an activity's types is still a
  * workflow that knows the activity module.
  */
 const CONTRACT = '^workflows/(?:contract|[^/]+/contract)[.]ts$';
 const CLIENT = '^workflows/(?:client|[^/]+/client)[.]ts$';
+const RESOURCES = '^api/(?:resources/|schemas[.]ts$)';
 /** Workflow code: everything in workflows/ but the command clients (client side, not sandboxed). */
 const WORKFLOW_CODE = { path: '^workflows/', pathNot: CLIENT };
 /** Node built-ins and packages that do I/O: never in lib/, contracts or workflow code. */
@@ -87,11 +92,18 @@ module.exports = {
       to: { path: '^(?:api|workflows|activities|worker|scripts|simulator|bench|dashboard|test)/', pathNot: CONTRACT },
     },
     {
+      name: 'resources-below-activities',
+      severity: 'error',
+      comment: 'A resource (schema + serializer) imports only lib/, contracts, db/ (row types) and other resources.',
+      from: { path: RESOURCES },
+      to: { path: '^(?:api|activities|worker|scripts|simulator|bench|dashboard|test|workflows)/', pathNot: [RESOURCES, CONTRACT] },
+    },
+    {
       name: 'activities-below-processes',
       severity: 'error',
-      comment: 'Activities import lib/, contracts, db/, other activities and command clients (to start workflows); never api/, worker/, scripts/ or workflow code.',
+      comment: 'Activities import lib/, contracts, db/, resources, other activities and command clients (to start workflows); never routes, worker/, scripts/ or workflow code.',
       from: { path: '^activities/' },
-      to: { path: '^(?:api|worker|scripts|simulator|bench|dashboard|test|workflows)/', pathNot: [CONTRACT, CLIENT] },
+      to: { path: '^(?:api|worker|scripts|simulator|bench|dashboard|test|workflows)/', pathNot: [CONTRACT, CLIENT, RESOURCES] },
     },
     {
       name: 'clients-below-processes',
