@@ -132,6 +132,12 @@ export async function deletePaymentMethod(db: Knex, env: Environment, customerId
   return row;
 }
 
+/** Soft-deletes every card of a customer and wipes their secrets (the customer is being deleted). */
+export async function deleteCustomerPaymentMethods(db: Knex, env: Environment, customerId: string): Promise<void> {
+  await paymentMethods(db, env).where({ customer_id: customerId, deleted: false })
+    .update({ deleted: true, pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
+}
+
 /** A card decrypted for one authorization attempt. Lives in activity memory only; never logged or returned. */
 export interface CardForAuthorization {
   id: string;

@@ -1,20 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
-import { envTable } from '../../db/environments';
 import {
-  addAddress, addressesByCustomer, createCustomer, deleteCustomer, findCustomer, markAddressPrimary, removeAddress, updateCustomer,
-} from '../../db/repositories/customers';
-import { deletePaymentMethod, insertCard, paymentMethodsByCustomer } from '../../db/repositories/payment-methods';
-import { serializeCustomer } from '../../db/serialize';
-import { PaymentMethodSchema, serializePaymentMethod } from '../resources/payment-methods';
+  addAddress, addressesByCustomer, createCustomer, CustomerRow, deleteCustomer, findCustomer, listCustomers, markAddressPrimary,
+  removeAddress, updateCustomer,
+} from '../../db/customers';
+import { deletePaymentMethod, insertCard, paymentMethodsByCustomer } from '../../db/payment-methods';
 import { validateCard } from '../../lib/cards';
 import { looksLikeId } from '../../lib/ids';
 import type { Db } from '../../db/knex';
 import type { Access, AccountScope } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
+import { CustomerSchema, serializeCustomer } from '../resources/customers';
+import { PaymentMethodSchema, serializePaymentMethod } from '../resources/payment-methods';
 import { defineRoute } from '../route';
-import { Country, Metadata, Obj, Pagination, Resource } from '../schemas';
+import { Country, Metadata, Obj, Pagination } from '../schemas';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -42,28 +42,11 @@ const CustomerFields = {
   metadata: Type.Optional(Metadata),
 };
 
-const S = Type.String();
-const NS = Nullable(Type.String());
-const TS = Nullable(Type.String({ format: 'date-time' }));
-
-const AddressSchema = Resource('customer_address', {
-  id: S, customer_id: S, type: S, label: NS, country: NS, city: NS, state: NS, line1: NS, line2: NS, zip: NS,
-  is_default: Type.Boolean(), created_at: TS, updated_at: TS,
-});
-
-const CustomerSchema = Resource('customer', {
-  id: S, account_id: S, name: NS, email: NS, phone: NS, country: NS, alternate_emails: Type.Array(S),
-  is_guest: Type.Boolean(), deleted: Type.Boolean(), metadata: Type.Record(S, Type.Unknown()),
-  created_at: TS, updated_at: TS,
-  addresses: Type.Array(AddressSchema),
-  payment_methods: Type.Optional(Type.Array(PaymentMethodSchema)),
-});
-
 const CustomerParams = Obj({ id: Text(100) });
 const AddressParams = Obj({ id: Text(100), addressId: Text(100) });
 const PaymentMethodParams = Obj({ id: Text(100), pmId: Text(100) });
 
-interface LocatedCustomer { env: Environment; customer: any; scope: AccountScope }
+interface LocatedCustomer { env: Environment; customer: CustomerRow; scope: AccountScope }
 
 /**
  * Finds a customer by id where the caller may see it. An API key looks only in its own environment's
@@ -83,7 +66,7 @@ async function locateCustomer(db: Db, access: Access, principal: Principal, id: 
   throw ApiError.notFound('customer');
 }
 
-async function customerResponse(db: Db, env: Environment, customer: any, includePaymentMethods = false) {
+async function customerResponse(db: Db, env: Environment, customer: CustomerRow, includePaymentMethods = false) {
   const addresses = await addressesByCustomer(db, env, [customer.id]);
   const paymentMethods = includePaymentMethods ? await paymentMethodsByCustomer(db, env, customer.id) : undefined;
   return serializeCustomer(customer, addresses.get(customer.id), paymentMethods);
@@ -127,13 +110,9 @@ export const customerRoutes = [
     async handler({ query, access, deps }) {
       const scope = await access.forAccount();
       const { page = 1, limit = 10 } = query;
-      const table = envTable(scope.environment, 'customers');
-      const where = { account_id: scope.account.id, deleted: false };
-      const [{ n }] = await deps.db(table).where(where).count<{ n: string }[]>('* as n');
-      const rows = await deps.db(table).where(where).orderBy('created_at', 'desc').orderBy('id', 'desc')
-        .limit(limit).offset((page - 1) * limit);
+      const { rows, total } = await listCustomers(deps.db, scope.environment, scope.account.id, { page, limit });
       const addresses = await addressesByCustomer(deps.db, scope.environment, rows.map((r) => r.id));
-      return { data: rows.map((r) => serializeCustomer(r, addresses.get(r.id))), total: Number(n) };
+      return { data: rows.map((r) => serializeCustomer(r, addresses.get(r.id))), total };
     },
   }),
 
