@@ -1,6 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { iso } from '../../lib/timestamps';
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/webhooks';
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from '../../workflows/webhooks/contract';
 import { Resource, Timestamp } from '../schemas';
 
 /** The webhook resources (docs/webhooks.md): endpoint, delivery and attempt, each schema next to its serializer. */
@@ -9,8 +10,8 @@ const S = Type.String();
 const NS = Type.Union([S, Type.Null()]);
 const NI = Type.Union([Type.Integer(), Type.Null()]);
 
-export const EndpointStatus = Type.Union([Type.Literal('pending_verification'), Type.Literal('enabled'), Type.Literal('disabled')]);
-export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('dead_lettered')]);
+export const EndpointStatus = Type.Union(ENDPOINT_STATUSES.map((s) => Type.Literal(s)));
+export const DeliveryStatus = Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)));
 export const VerificationSchema = Type.Object({ ok: Type.Boolean(), status_code: NI, error: NS }, { additionalProperties: true });
 
 export const EndpointSchema = Resource('webhook_endpoint', {

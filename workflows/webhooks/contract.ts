@@ -9,12 +9,14 @@ import type { Environment } from '../contract';
 
 export type WebhookEnvironment = Environment;
 
-export type EndpointStatus = 'pending_verification' | 'enabled' | 'disabled';
+export const ENDPOINT_STATUSES = ['pending_verification', 'enabled', 'disabled'] as const;
+export type EndpointStatus = typeof ENDPOINT_STATUSES[number];
 
 /** Why an endpoint is disabled: by hand, answered 410 Gone, or failing for five days. */
 export type DisabledReason = 'manual' | 'gone' | 'failing';
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead_lettered';
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'dead_lettered'] as const;
+export type DeliveryStatus = typeof DELIVERY_STATUSES[number];
 
 /** `automatic`: the fan-out's delivery; `replay`: a manual attempt sequence (replay, recover). */
 export type DeliveryTrigger = 'automatic' | 'replay';
