@@ -3,6 +3,7 @@ import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
 import { appendEvents, EventRecord } from '../db/events';
+import type { ChargeRow } from '../db/payments';
 import { findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
 import { serializeCharge } from '../api/resources/payments';
 import { serializeRefund } from '../api/resources/refunds';
@@ -33,9 +34,7 @@ function refundEvent(ref: RefundRef, event: string, refund: RefundRow): EventRec
   };
 }
 
-type SerializableCharge = Parameters<typeof serializeCharge>[0];
-
-function chargeRefundedEvent(ref: RefundRef, charge: SerializableCharge & { id: string; routing_plan_id?: string | null }): EventRecord {
+function chargeRefundedEvent(ref: RefundRef, charge: ChargeRow): EventRecord {
   return {
     event: 'charge.refunded', accountId: ref.accountId, workspaceId: ref.workspaceId, subjectType: 'charge', subjectId: charge.id,
     paymentId: ref.paymentId, chargeId: charge.id, refundId: ref.refundId, routingPlanId: charge.routing_plan_id ?? undefined,
@@ -54,7 +53,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
     const failureReason = outcome.kind === 'approved' ? undefined : 'declineCode' in outcome ? outcome.declineCode : 'provider_error';
     return db.transaction(async (trx) => {
       const verdict = failureReason === undefined ? { approved: true as const } : { approved: false as const, failureReason };
-      const settled = await settleRefund<SerializableCharge & { id: string }>(trx, env, ref.refundId, verdict, exchange);
+      const settled = await settleRefund(trx, env, ref.refundId, verdict, exchange);
       if (!settled) throw ApplicationFailure.nonRetryable(`refund ${ref.refundId} does not exist`, 'not_found');
       if (settled.outcome === 'unchanged') {
         return { status: settled.refund.status, failureReason: settled.refund.failure_reason ?? undefined, eventIds: [] };

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import {
-  CAPTURED_CHARGE_STATUSES, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput,
+  CAPTURED_CHARGE_STATUSES, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput, wasCaptured,
 } from '../workflows/refunds/contract';
 import { envTable, Environment } from './environments';
+import type { ChargeRow, PaymentRow } from './payments';
 
 /**
  * The refunds store: the `refunds` table, and the refund side of a charge's money (`refunded_amount`,
@@ -27,17 +28,9 @@ export interface RefundRow {
 }
 
 /** The columns of a charge a refund reads: what was captured, what is refunded or reserved, and where. */
-export interface RefundTargetCharge {
-  id: string;
-  payment_id: string;
-  account_id: string;
-  status: string;
-  captured_amount: number;
-  refunded_amount: number;
-  pending_refund_amount: number;
-  payment_provider_config_id: string | null;
-  provider_reference: string | null;
-}
+export type RefundTargetCharge = Pick<ChargeRow,
+  'id' | 'payment_id' | 'account_id' | 'status' | 'captured_amount' | 'refunded_amount' | 'pending_refund_amount'
+  | 'payment_provider_config_id' | 'provider_reference'>;
 
 const TARGET_COLUMNS = [
   'id', 'payment_id', 'account_id', 'status', 'captured_amount', 'refunded_amount', 'pending_refund_amount',
@@ -50,7 +43,7 @@ export function refundableAmount(charge: Pick<RefundTargetCharge, 'captured_amou
 }
 
 const refunds = (db: Knex, env: Environment) => db<RefundRow>(envTable(env, 'refunds'));
-const charges = (db: Knex, env: Environment) => db<RefundTargetCharge>(envTable(env, 'charges'));
+const charges = (db: Knex, env: Environment) => db<ChargeRow>(envTable(env, 'charges'));
 
 // ---------------------------------------------------------------------------------------------------
 // Reads (API)
@@ -78,9 +71,10 @@ export async function listRefunds(
 }
 
 /** A payment of the account, by id, with its status (what a refund by payment id starts from). */
-export async function findPaymentToRefund(db: Knex, env: Environment, accountId: string, paymentId: string): Promise<{ id: string; status: string } | undefined> {
-  return db<{ id: string; status: string; account_id: string }>(envTable(env, 'payments'))
-    .where({ id: paymentId, account_id: accountId }).first('id', 'status');
+export async function findPaymentToRefund(
+  db: Knex, env: Environment, accountId: string, paymentId: string,
+): Promise<Pick<PaymentRow, 'id' | 'status'> | undefined> {
+  return db<PaymentRow>(envTable(env, 'payments')).where({ id: paymentId, account_id: accountId }).first('id', 'status');
 }
 
 /** The payment's captured charge (the latest attempt that was captured), if any. */
@@ -106,7 +100,7 @@ export type Reservation =
 /** Why a reservation did not match: the charge is not refundable, or less is left than asked. */
 async function refusal(trx: Knex.Transaction, env: Environment, chargeId: string): Promise<Reservation> {
   const charge = await charges(trx, env).where({ id: chargeId }).first('status', 'captured_amount', 'refunded_amount', 'pending_refund_amount');
-  if (!charge || !(CAPTURED_CHARGE_STATUSES as readonly string[]).includes(charge.status)) {
+  if (!charge || !wasCaptured(charge.status)) {
     return { outcome: 'invalid_state', chargeStatus: charge?.status ?? 'UNKNOWN' };
   }
   return { outcome: 'exceeds_available', available: refundableAmount(charge) };
@@ -170,10 +164,10 @@ export async function findRefundWithCharge(
 /** The provider's verdict on a refund: approved, or declined for `failureReason`. */
 export type RefundVerdict = { approved: true } | { approved: false; failureReason: string };
 
-export type Settlement<Charge> =
+export type Settlement =
   /** Settled before (a retry): nothing changed. */
   | { outcome: 'unchanged'; refund: RefundRow }
-  | { outcome: 'succeeded'; refund: RefundRow; charge: Charge }
+  | { outcome: 'succeeded'; refund: RefundRow; charge: ChargeRow }
   | { outcome: 'failed'; refund: RefundRow };
 
 /**
@@ -181,9 +175,9 @@ export type Settlement<Charge> =
  * still be PENDING. Approved moves the reserved amount to refunded (charge and payment: a payment has one
  * captured charge, so the payment follows it); declined releases it. `exchange` joins the charge's log.
  */
-export async function settleRefund<Charge = Record<string, unknown>>(
+export async function settleRefund(
   trx: Knex.Transaction, env: Environment, refundId: string, verdict: RefundVerdict, exchange: unknown,
-): Promise<Settlement<Charge> | undefined> {
+): Promise<Settlement | undefined> {
   const refund = await refunds(trx, env).where({ id: refundId }).forUpdate().first();
   if (!refund) return undefined;
   if (refund.status !== 'PENDING') return { outcome: 'unchanged', refund };
@@ -196,7 +190,7 @@ export async function settleRefund<Charge = Record<string, unknown>>(
       status: trx.raw(`CASE WHEN refunded_amount + ? >= captured_amount THEN 'REFUNDED' ELSE 'PARTIALLY_REFUNDED' END`, [amount]),
       exchanges: log,
       updated_at: trx.fn.now(),
-    }).returning('*') as (Charge & { status: string })[];
+    }).returning<ChargeRow[]>('*');
     await trx(envTable(env, 'payments')).where({ id: refund.payment_id }).update({
       amount_refunded: trx.raw('amount_refunded + ?', [amount]), status: charge.status, updated_at: trx.fn.now(),
     });

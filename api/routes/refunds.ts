@@ -5,7 +5,7 @@ import {
 } from '../../db/refunds';
 import { newId } from '../../lib/ids';
 import { createRefund } from '../../workflows/refunds/client';
-import { CAPTURED_CHARGE_STATUSES, REFUND_REASONS, REFUND_STATUSES, RefundWorkflowInput } from '../../workflows/refunds/contract';
+import { REFUND_REASONS, REFUND_STATUSES, RefundWorkflowInput, wasCaptured } from '../../workflows/refunds/contract';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
@@ -30,7 +30,7 @@ async function targetCharge(deps: ApiDeps, env: Environment, accountId: string, 
   }
   const charge = body.charge_id ? await findChargeToRefund(deps.db, env, accountId, body.charge_id) : undefined;
   if (!charge) throw ApiError.notFound('charge');
-  if (!(CAPTURED_CHARGE_STATUSES as readonly string[]).includes(charge.status)) {
+  if (!wasCaptured(charge.status)) {
     throw new ApiError('invalid_state', `A ${charge.status} charge cannot be refunded.`, { status: charge.status });
   }
   return charge;

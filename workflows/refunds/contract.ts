@@ -25,6 +25,8 @@ export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundSt
 
 /** Charge statuses a refund can target: captured once (refundable while something is left). */
 export const CAPTURED_CHARGE_STATUSES = ['CAPTURED', 'PARTIALLY_REFUNDED', 'REFUNDED'] as const;
+/** Whether a charge in this status was captured (so a refund can target it). */
+export const wasCaptured = (chargeStatus: string): boolean => (CAPTURED_CHARGE_STATUSES as readonly string[]).includes(chargeStatus);
 /** Charge statuses against which an amount can still be reserved. */
 export const REFUNDABLE_CHARGE_STATUSES = ['CAPTURED', 'PARTIALLY_REFUNDED'] as const;
 
