@@ -86,9 +86,14 @@ export async function createAccount(
   });
 }
 
-/** Workspaces come into being the first time a valid token names them. */
-export async function ensureWorkspace(db: Knex, workspaceId: string): Promise<void> {
-  await db('core.workspaces').insert({ id: workspaceId }).onConflict('id').ignore();
+/** Workspaces come into being the first time a valid token names them (or the demo seed does). */
+export async function ensureWorkspace(db: Knex, workspaceId: string, name?: string): Promise<void> {
+  await db('core.workspaces').insert({ id: workspaceId, ...(name ? { name } : {}) }).onConflict('id').ignore();
+}
+
+/** An account, deleted or not. */
+export async function findAccount(db: Knex, id: string): Promise<AccountRow | undefined> {
+  return accounts(db).where({ id }).first();
 }
 
 /** An account that is not deleted. */

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import type { Config } from '../lib/config';
 import type { Db } from '../db/knex';
 import { hashApiKey } from '../lib/secrets';
-import { createAccount } from '../db/accounts';
-import { insertApiKey } from '../db/api-keys';
+import { createAccount, ensureWorkspace, findAccount } from '../db/accounts';
+import { findApiKeyByHash, insertApiKey } from '../db/api-keys';
+import { ensureUser } from '../db/memberships';
 import { ALL_PERMISSIONS, toPermissionMap } from '../api/auth/permissions';
 import { createFee } from '../db/fees-and-rules';
 import {
@@ -29,12 +30,12 @@ export interface Demo {
  */
 export async function seedDemo(db: Db, config: Config): Promise<Demo> {
   const file = join(config.dataDir, 'demo.json');
-  await db('core.workspaces').insert({ id: DEMO_WORKSPACE, name: 'Demo workspace' }).onConflict('id').ignore();
-  await db('core.users').insert({ id: DEMO_USER }).onConflict('id').ignore();
+  await ensureWorkspace(db, DEMO_WORKSPACE, 'Demo workspace');
+  await ensureUser(db, DEMO_USER);
   const permissions = toPermissionMap(ALL_PERMISSIONS);
 
   let demo: Demo | undefined = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
-  if (demo && !(await db('core.accounts').where({ id: demo.sandboxAccountId }).first())) demo = undefined;
+  if (demo && !(await findAccount(db, demo.sandboxAccountId))) demo = undefined;
   if (!demo) {
     const base = { userId: DEMO_USER, workspaceId: DEMO_WORKSPACE, country: 'US', currency: 'USD', timezone: 'UTC', managedKeyPermissions: permissions };
     const prod = await createAccount(db, config.apiKeyPepper, { ...base, name: 'Demo Store', environment: 'production' });
@@ -44,7 +45,7 @@ export async function seedDemo(db: Db, config: Config): Promise<Demo> {
     const secret = sandbox.keys.find((k) => k.row.type === 'SECRET')!;
     demo = { accountId: prod.account.id, sandboxAccountId: sandbox.account.id, secretKey: secret.plaintext };
   }
-  const key = await db('core.api_keys').where({ key_hash: hashApiKey(demo.secretKey, config.apiKeyPepper) }).first();
+  const key = await findApiKeyByHash(db, hashApiKey(demo.secretKey, config.apiKeyPepper));
   if (!key || key.deleted || key.status !== 'ACTIVE') {
     const fresh = await insertApiKey(db, config.apiKeyPepper, {
       accountId: demo.sandboxAccountId, environment: 'sandbox', type: 'SECRET', name: 'Demo key', managed: false, permissions,
