@@ -233,7 +233,7 @@ function record(exchange: Omit<ProviderExchange, 'outcome'>, outcome: ProviderOu
   return { ...exchange, outcome: outcome.kind, ...('declineCode' in outcome ? { decline_code: outcome.declineCode } : {}) };
 }
 
-function isObject(value: unknown): value is Record<string, any> {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
