@@ -14,27 +14,14 @@ import ipaddr from 'ipaddr.js';
  * discard, …) is refused.
  */
 
-// What counts as an IP address: node:net's `isIP` grammar (dotted-quad IPv4 without leading zeros;
-// IPv6 with an optional embedded IPv4 and zone), restated here so that lib/ imports no Node module.
-const V4_SEG = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])';
-const V4 = `(?:${V4_SEG}\\.){3}${V4_SEG}`;
-const V6_SEG = '(?:[0-9a-fA-F]{1,4})';
-const IPV4 = new RegExp(`^${V4}$`);
-const IPV6 = new RegExp('^(?:'
-  + `(?:${V6_SEG}:){7}(?:${V6_SEG}|:)|`
-  + `(?:${V6_SEG}:){6}(?:${V4}|:${V6_SEG}|:)|`
-  + `(?:${V6_SEG}:){5}(?::${V4}|(?::${V6_SEG}){1,2}|:)|`
-  + `(?:${V6_SEG}:){4}(?:(?::${V6_SEG}){0,1}:${V4}|(?::${V6_SEG}){1,3}|:)|`
-  + `(?:${V6_SEG}:){3}(?:(?::${V6_SEG}){0,2}:${V4}|(?::${V6_SEG}){1,4}|:)|`
-  + `(?:${V6_SEG}:){2}(?:(?::${V6_SEG}){0,3}:${V4}|(?::${V6_SEG}){1,5}|:)|`
-  + `(?:${V6_SEG}:){1}(?:(?::${V6_SEG}){0,4}:${V4}|(?::${V6_SEG}){1,6}|:)|`
-  + `(?::(?:(?::${V6_SEG}){0,5}:${V4}|(?::${V6_SEG}){1,7}|:))`
-  + ')(?:%[0-9a-zA-Z-.:]{1,})?$');
-
-/** 4, 6, or 0 when `text` is not an IP address (as node:net's `isIP` answers). */
+/**
+ * 4, 6, or 0 when `text` is not an IP address, with node:net's `isIP` grammar (dotted-quad IPv4 only —
+ * ipaddr.js's general parser would also take `1.2.3` or `0x7f.1` — and IPv6 with an optional zone),
+ * from ipaddr.js so that lib/ imports no Node module.
+ */
 export function isIP(text: string): 0 | 4 | 6 {
-  if (IPV4.test(text)) return 4;
-  return IPV6.test(text) ? 6 : 0;
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return 4;
+  return ipaddr.IPv6.isValid(text) ? 6 : 0;
 }
 
 /** IANA special-purpose ranges ipaddr.js does not know yet (RFC 9780: the dummy IPv6 prefix). */
