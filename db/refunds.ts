@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import {
-  CAPTURED_CHARGE_STATUSES, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput, wasCaptured,
+  CAPTURED_CHARGE_STATUSES, REFUND_TRANSITIONS, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput, wasCaptured,
 } from '../workflows/refunds/contract';
 import { envTable, Environment } from './environments';
 import type { ChargeRow, PaymentRow } from './payments';
@@ -171,16 +171,17 @@ export type Settlement =
   | { outcome: 'failed'; refund: RefundRow };
 
 /**
- * Records the provider's verdict once, in the caller's transaction: the refund row is locked and must
- * still be PENDING. Approved moves the reserved amount to refunded (charge and payment: a payment has one
- * captured charge, so the payment follows it); declined releases it. `exchange` joins the charge's log.
+ * Records the provider's verdict once, in the caller's transaction: the refund row is locked and the
+ * contract's REFUND_TRANSITIONS must allow the move (only PENDING settles). Approved moves the reserved
+ * amount to refunded (charge and payment: a payment has one captured charge, so the payment follows it);
+ * declined releases it. `exchange` joins the charge's log.
  */
 export async function settleRefund(
   trx: Knex.Transaction, env: Environment, refundId: string, verdict: RefundVerdict, exchange: unknown,
 ): Promise<Settlement | undefined> {
   const refund = await refunds(trx, env).where({ id: refundId }).forUpdate().first();
   if (!refund) return undefined;
-  if (refund.status !== 'PENDING') return { outcome: 'unchanged', refund };
+  if (!REFUND_TRANSITIONS[refund.status].includes(verdict.approved ? 'SUCCEEDED' : 'FAILED')) return { outcome: 'unchanged', refund };
   const amount = Number(refund.amount);
   const log = trx.raw('exchanges || ?::jsonb', [JSON.stringify([exchange])]);
   if (verdict.approved) {
