@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PaymentInput, PaymentStatus } from '../workflows/payments/contract';
+import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
 
 /**
@@ -29,7 +29,7 @@ export interface PaymentRow {
   secure_mode: PaymentInput['secureMode'];
   installments: number;
   routing_origin: string;
-  routing: Record<string, unknown>;
+  routing: RoutingHintsInput;
   amount_capturable: number;
   amount_received: number;
   amount_refunded: number;

@@ -159,7 +159,7 @@ export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): P
     secure_mode: row.secure_mode,
     installments: row.installments,
     routing_origin: row.routing_origin,
-    routing: row.routing ?? {},
+    routing: { ...row.routing },
     amount_capturable: Number(row.amount_capturable ?? 0),
     amount_received: Number(row.amount_received ?? 0),
     amount_refunded: Number(row.amount_refunded ?? 0),

@@ -1,25 +1,26 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
-import { envTable, Environment } from '../../db/environments';
-import { presentCheckoutPayment, presentPayments } from '../../db/repositories/payments';
-import { insertGuestCustomer } from '../../db/repositories/customers';
-import { eraseSingleUseCards, findUsableCard, insertCard } from '../../db/repositories/payment-methods';
+import type { Client } from '@temporalio/client';
+import { findAccountCustomer, insertGuestCustomer } from '../../db/customers';
+import type { Environment } from '../../db/environments';
+import { eraseSingleUseCards } from '../../db/payment-methods';
+import { findPayment, listPayments } from '../../db/payments';
 import { newId } from '../../lib/ids';
-import { validateCard } from '../../lib/cards';
+import { isAlreadyStarted } from '../../workflows/client';
+import {
+  cancelPayment, capturePayment, confirmPayment, paymentWorkflowExists, paymentWorkflowLink, startPayment, untilWalkEnds,
+} from '../../workflows/payments/client';
+import { allows, type CommandResult, type ConfirmInput, type PaymentInput } from '../../workflows/payments/contract';
 import type { AccountScope } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
+import { PaymentOrCheckoutSchema, PaymentSchema, PaymentStatusSchema } from '../resources/payments';
 import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
-import { findVisibleRow } from './environment-lookup';
-import { PaymentOrCheckoutSchema as PaymentOrCheckout, PaymentSchema, PaymentStatusSchema } from '../resources/payments';
-import {
-  CommandResult, ConfirmInput, PaymentInput, PaymentStatus, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUES,
-} from '../../workflows/shared';
+import { findVisible } from './environment-lookup';
+import { CardBody, cardForConfirm, unusablePaymentMethod } from './payment-cards';
+import { presentCheckoutPayment, presentPayments, respondWithPayment } from './payment-views';
 
 const Routing = Obj({
   provider_config_ids: Type.Optional(Type.Array(Id('ppc'), { maxItems: 10, uniqueItems: true })),
@@ -40,9 +41,6 @@ const CancelReason = Type.Unsafe<CancelReasonValue>({
 
 const Installments = Type.Integer({ minimum: 1, maximum: 48 });
 
-/** How long confirm waits for the walk before answering PROCESSING. */
-const CONFIRM_WAIT_MS = 10_000;
-
 const Includes = {
   include_charges: Type.Optional(Type.Boolean()),
   include_routing_plans: Type.Optional(Type.Boolean()),
@@ -51,137 +49,60 @@ const Includes = {
   include_payment_provider_details: Type.Optional(Type.Boolean({ description: 'reserved; provider snapshots are on embedded charges' })),
 };
 
-const isPublishable = (principal: Principal) => principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE';
-
-/**
- * One answer for every payment_method_id a payment may not use (unknown, another account's, another
- * customer's, another payment's single-use card, deleted, used up), so that it never tells which.
- */
-const unusablePaymentMethod = (path = 'body/payment_method_id') =>
-  ApiError.validation([{ path, message: 'is not a payment method this payment can use' }]);
-
-const CardBody = Obj({
-  type: Type.Literal('CARD'),
-  card: Obj({
-    number: Type.String({ minLength: 1, maxLength: 30 }),
-    exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
-    exp_year: Type.Integer({ minimum: 0, maximum: 9999 }),
-    cvc: Type.String({ minLength: 3, maxLength: 4 }),
-    holder_name: Type.Optional(Type.String({ maxLength: 200 })),
-  }),
+const CreateBody = Obj({
+  amount: Amount,
+  currency: Currency,
+  auto_capture: Type.Optional(Type.Boolean({ default: true })),
+  secure_mode: Type.Optional(Type.Union([Type.Literal('NONE'), Type.Literal('PREFERRED'), Type.Literal('REQUIRED')])),
+  customer_id: Type.Optional(Id('cus')),
+  customer: Type.Optional(Obj({
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
+    phone: Type.Optional(Type.String({ maxLength: 40 })),
+    country: Type.Optional(Country),
+  })),
+  installments: Type.Optional(Installments),
+  checkout_session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  metadata: Type.Optional(Metadata),
+  routing: Type.Optional(Routing),
+  confirm: Type.Optional(Type.Boolean({
+    description: 'Confirm the payment in the same request, with payment_method or payment_method_id (a saved card of customer_id) '
+      + 'and save_payment_method, which are accepted only with confirm: true. The answer is the payment as confirm leaves it.',
+  })),
+  payment_method_id: Type.Optional(Id('pm')),
+  payment_method: Type.Optional(CardBody),
+  save_payment_method: Type.Optional(Type.Boolean()),
 });
 
+const isPublishable = (principal: Principal) => principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE';
 
-/** The operator's way into Temporal for this payment. */
-function temporalLink(deps: ApiDeps, paymentId: string) {
-  const workflowId = paymentWorkflowId(paymentId);
-  const namespace = deps.config.temporal.namespace;
-  return {
-    workflow_id: workflowId,
-    namespace,
-    ui_url: `${deps.config.temporal.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`,
-  };
-}
+const findVisiblePayment = (deps: ApiDeps, access: Parameters<typeof findVisible>[0], id: string) =>
+  findVisible(access, 'payment', (env) => findPayment(deps.db, env, id));
 
-/** The confirm fields, as both `POST /payments/{id}/confirm` and `POST /payments` with `confirm: true` take them. */
-interface ConfirmFields {
-  payment_method_id?: string;
-  payment_method?: { card: Parameters<typeof validateCard>[0] & { holder_name?: string } };
-  save_payment_method?: boolean;
-}
-
-/** The payment a confirm is for, as far as its card is concerned. */
-interface ConfirmTarget {
-  paymentId: string;
-  accountId: string;
-  customerId: string | null;
-  /** Runs before a valid inline card is saved to `customerId` (create: writes the guest customer first). */
-  beforeSave?: () => Promise<void>;
-}
+/** The row's status, for the answer to a command the payment's finished workflow can no longer take. */
+const statusOf = (deps: ApiDeps, env: Environment) => async (paymentId: string) => (await findPayment(deps.db, env, paymentId))?.status;
 
 /**
- * The pm_ id a confirm goes on with, checked before anything reaches Temporal: a `payment_method_id`
- * this payment may use (a saved card of its customer, or its own single-use card; one 400 whatever the
- * reason), or a card given inline, validated and vaulted — saved to the payment's customer when asked
- * and there is one, else bound to this payment alone (`vaulted`). Only the id travels into the workflow.
+ * Update-with-start (workflows/payments/client.ts): the workflow starts (or is found, on a retry) and
+ * answers `create` once it has written the row (with a confirm: once that confirm's walk has ended), so
+ * the row is readable when we answer, and no row exists without its workflow. A retry after the
+ * workflow has finished is refused a second run, and answered with the payment as it stands.
  */
-async function cardForConfirm(deps: ApiDeps, env: Environment, target: ConfirmTarget, body: ConfirmFields): Promise<{ paymentMethodId: string; vaulted?: string }> {
-  if (body.payment_method_id) {
-    const { paymentId, accountId, customerId } = target;
-    const usable = await findUsableCard(deps.db, env, { paymentMethodId: body.payment_method_id, paymentId, accountId, customerId });
-    if (!usable) throw unusablePaymentMethod();
-    return { paymentMethodId: body.payment_method_id };
-  }
-  const checked = validateCard(body.payment_method!.card);
-  if ('problems' in checked) {
-    throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
-  }
-  const saveTo = body.save_payment_method && target.customerId ? target.customerId : null;
-  if (saveTo) await target.beforeSave?.();
-  const row = await insertCard(deps.db, deps.vault, env, {
-    accountId: target.accountId, customerId: saveTo, paymentId: saveTo ? null : target.paymentId,
-    card: checked.card, holderName: body.payment_method!.card.holder_name,
-  });
-  return { paymentMethodId: row.id as string, vaulted: saveTo ? undefined : row.id as string };
-}
-
-/**
- * Waits for a confirm's walk (the `confirm` update, or a `create` that carries one) until it ends, or
- * 10 s with PROCESSING: the update goes on in the workflow, and webhooks and GET tell the rest. A late
- * failure of the abandoned call has nobody left to tell.
- */
-function untilWalkEnds(update: Promise<CommandResult>): Promise<CommandResult> {
-  update.catch(() => {});
-  return Promise.race([update, delay(CONFIRM_WAIT_MS).then((): CommandResult => ({ status: 'PROCESSING', outcome: 'processing' }))]);
-}
-
-/** Whether the payment's workflow was started (false only when Temporal says there is no such workflow). */
-async function workflowExists(deps: ApiDeps, paymentId: string): Promise<boolean> {
+async function runCreate(client: Client, deps: ApiDeps, input: PaymentInput, confirm: ConfirmInput | undefined, vaulted: string | undefined): Promise<CommandResult> {
+  const env = input.environment;
+  const update = startPayment(client, input, confirm);
   try {
-    await (await deps.temporal()).workflow.getHandle(paymentWorkflowId(paymentId)).describe();
-    return true;
+    const result = confirm ? await untilWalkEnds(update) : await update;
+    // Only PROCESSING may be answered before the row exists (a slow start): then wait for the update.
+    if (result.outcome === 'processing' && !(await findPayment(deps.db, env, input.paymentId))) return await update;
+    return result;
   } catch (err) {
-    return !(err instanceof WorkflowNotFoundError);
-  }
-}
-
-async function loadPayment(deps: ApiDeps, env: Environment, id: string) {
-  return deps.db(envTable(env, 'payments')).where({ id }).first();
-}
-
-async function respondWithPayment(deps: ApiDeps, env: Environment, id: string, flags: Parameters<typeof presentPayments>[3]) {
-  const row = await loadPayment(deps, env, id);
-  const [payment] = await presentPayments(deps.db, env, [row], flags);
-  return { ...payment, temporal: temporalLink(deps, id) };
-}
-
-/**
- * Sends an update to a payment's workflow and turns Temporal's answers into ours: a validator's
- * rejection is 409 invalid_state (nothing was written); a finished workflow takes no more commands.
- */
-async function sendUpdate(deps: ApiDeps, env: Environment, paymentId: string, run: (handle: ReturnType<Awaited<ReturnType<ApiDeps['temporal']>>['workflow']['getHandle']>) => Promise<CommandResult>): Promise<CommandResult> {
-  const client = await deps.temporal();
-  try {
-    return await run(client.workflow.getHandle(paymentWorkflowId(paymentId)));
-  } catch (err) {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure) {
-      const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
-      if (cause.type === 'invalid_state') throw new ApiError('invalid_state', cause.message, details);
-      if (cause.type === 'amount_exceeds_capturable') {
-        throw ApiError.validation([{ path: 'body/amount', message: `must be at most the capturable ${String(details.capturable)}` }]);
-      }
-    }
-    if (err instanceof WorkflowNotFoundError || /already completed|not found/i.test(String((err as Error)?.message))) {
-      const row = await loadPayment(deps, env, paymentId);
-      throw new ApiError('invalid_state', `A ${row?.status ?? 'finished'} payment takes no more commands.`, { status: row?.status });
-    }
+    const row = isAlreadyStarted(err) ? await findPayment(deps.db, env, input.paymentId) : undefined;
+    // A retry of a payment whose workflow has finished: it exists, and it is answered as it stands.
+    if (row) return { status: row.status };
+    if (vaulted && !(await paymentWorkflowExists(client, input.paymentId))) await eraseSingleUseCards(deps.db, env, input.paymentId, vaulted);
     throw err;
   }
-}
-
-async function findPayment(deps: ApiDeps, access: Parameters<typeof findVisibleRow>[1], id: string) {
-  return findVisibleRow(deps.db, access, 'payments', id, 'payment');
 }
 
 export const paymentRoutes = [
@@ -194,30 +115,7 @@ export const paymentRoutes = [
     errors: ['invalid_card', 'invalid_state', 'no_eligible_provider', 'temporal_unavailable'],
     status: 201,
     message: 'Payment created',
-    body: Obj({
-      amount: Amount,
-      currency: Currency,
-      auto_capture: Type.Optional(Type.Boolean({ default: true })),
-      secure_mode: Type.Optional(Type.Union([Type.Literal('NONE'), Type.Literal('PREFERRED'), Type.Literal('REQUIRED')])),
-      customer_id: Type.Optional(Id('cus')),
-      customer: Type.Optional(Obj({
-        name: Type.Optional(Type.String({ maxLength: 200 })),
-        email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
-        phone: Type.Optional(Type.String({ maxLength: 40 })),
-        country: Type.Optional(Country),
-      })),
-      installments: Type.Optional(Installments),
-      checkout_session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-      metadata: Type.Optional(Metadata),
-      routing: Type.Optional(Routing),
-      confirm: Type.Optional(Type.Boolean({
-        description: 'Confirm the payment in the same request, with payment_method or payment_method_id (a saved card of customer_id) '
-          + 'and save_payment_method, which are accepted only with confirm: true. The answer is the payment as confirm leaves it.',
-      })),
-      payment_method_id: Type.Optional(Id('pm')),
-      payment_method: Type.Optional(CardBody),
-      save_payment_method: Type.Optional(Type.Boolean()),
-    }),
+    body: CreateBody,
     response: PaymentSchema,
     async handler({ body, access, deps, ctx, principal }) {
       const scope: AccountScope = await access.forAccount();
@@ -234,7 +132,7 @@ export const paymentRoutes = [
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
       if (body.customer_id) {
-        const customer = await deps.db(envTable(env, 'customers')).where({ id: body.customer_id, account_id: scope.account.id, deleted: false }).first('id');
+        const customer = await findAccountCustomer(deps.db, env, scope.account.id, body.customer_id);
         if (!customer) throw ApiError.validation([{ path: 'body/customer_id', message: 'no such customer in this account' }]);
       }
       // Fail fast (503 database_unavailable) rather than start a payment whose row cannot be written now:
@@ -280,48 +178,11 @@ export const paymentRoutes = [
         paymentExpiryMs: deps.config.paymentExpiryMs,
         context: workflowContext(ctx, principal),
       };
-      const client = await deps.temporal();
-      // Update-with-start: the workflow starts (or is found, on a retry) and answers `create` once it
-      // has written the row (with a confirm: once that confirm's walk has ended), so the row is readable
-      // when we answer, and no row exists without its workflow. A retry finds the update `create` already
-      // there and gets its answer: the walk runs once. REJECT_DUPLICATE: a retry after the workflow has
-      // finished (SUCCEEDED, CANCELED) must not start a second run, which would walk (and charge) again.
-      const update = client.workflow.executeUpdateWithStart(paymentUpdates.create, {
-        updateId: 'create',
-        args: confirmInput ? [{ confirm: confirmInput }] : [],
-        startWorkflowOperation: new WithStartWorkflowOperation('paymentWorkflow', {
-          workflowId: paymentWorkflowId(paymentId),
-          taskQueue: TASK_QUEUES.payments,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: SEARCH_ATTRIBUTES.PaymentId, value: paymentId },
-            { key: SEARCH_ATTRIBUTES.AccountId, value: scope.account.id },
-            { key: SEARCH_ATTRIBUTES.Environment, value: env },
-            { key: SEARCH_ATTRIBUTES.PaymentStatus, value: 'CREATED' },
-          ],
-          staticSummary: `${(body.amount / 100).toFixed(2)} ${body.currency} · ${scope.account.id} · ${paymentId}`,
-          staticDetails: `Payment ${paymentId} of account ${scope.account.id} (${env}), ${body.amount} ${body.currency} minor units, auto_capture=${input.autoCapture}.`,
-        }),
-      });
-      let result: CommandResult;
-      try {
-        result = confirmInput ? await untilWalkEnds(update) : await update;
-        // Only PROCESSING may be answered before the row exists (a slow start): then wait for the update.
-        if (result.outcome === 'processing' && !(await loadPayment(deps, env, paymentId))) result = await update;
-      } catch (err) {
-        // A retry of a payment whose workflow has finished: it exists, and it is answered as it stands.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !(await loadPayment(deps, env, paymentId))) {
-          if (vaulted && !(await workflowExists(deps, paymentId))) await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
-          throw err;
-        }
-        result = { status: (await loadPayment(deps, env, paymentId)).status as PaymentStatus };
-      }
+      const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);
       if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
       // A retry that vaulted the card again while the first try's confirm went on with its own: this copy is never used.
       if (vaulted && result.outcome !== 'processing') {
-        const row = await loadPayment(deps, env, paymentId);
+        const row = await findPayment(deps.db, env, paymentId);
         if (row?.payment_method_id !== vaulted) await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
       }
       // 201 whatever the walk's outcome, no_eligible_provider included: the payment exists, and its status
@@ -350,7 +211,7 @@ export const paymentRoutes = [
       installments: Type.Optional(Installments),
       routing: Type.Optional(Routing),
     }),
-    response: PaymentOrCheckout,
+    response: PaymentOrCheckoutSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
       // A checkout may pay, not choose who processes the payment: routing hints need a secret key or a user.
       if (isPublishable(principal) && body.routing !== undefined) {
@@ -359,8 +220,9 @@ export const paymentRoutes = [
       if (!!body.payment_method_id === !!body.payment_method) {
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
-      const { row: payment, env } = await findPayment(deps, access, params.id);
-      if (!['CREATED', 'FAILED'].includes(payment.status)) {
+      const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
+      // Refused before a card is vaulted; the workflow's validator says the same against its own state.
+      if (!allows('confirm', payment.status)) {
         throw new ApiError('invalid_state', `A ${payment.status} payment cannot be confirmed.`, { status: payment.status });
       }
       // A saved card of this payment's customer, or a single-use card bound to this payment (any key);
@@ -370,22 +232,22 @@ export const paymentRoutes = [
       }, body);
       let result: CommandResult;
       try {
-        result = await sendUpdate(deps, env, payment.id, (handle) => untilWalkEnds(handle.executeUpdate(paymentUpdates.confirm, {
-          args: [{ paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal) }],
-        })));
+        result = await confirmPayment(await deps.temporal(), payment.id, {
+          paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal),
+        }, statusOf(deps, env));
       } catch (err) {
         // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.
         if (vaulted && err instanceof ApiError && err.reason === 'invalid_state') await eraseSingleUseCards(deps.db, env, payment.id, vaulted);
         throw err;
       }
       if (result.outcome === 'no_eligible_provider') {
-        const row = await loadPayment(deps, env, payment.id);
+        const row = await findPayment(deps.db, env, payment.id);
         // The card was deleted or used up between the check above and the plan.
         if (row?.last_error?.code === 'payment_method_unavailable') throw unusablePaymentMethod(body.payment_method_id ? 'body/payment_method_id' : 'body/payment_method');
         throw new ApiError('no_eligible_provider', undefined, { status: 'FAILED', payment_id: payment.id });
       }
       const data = isPublishable(principal)
-        ? await presentCheckoutPayment(deps.db, env, await loadPayment(deps, env, payment.id))
+        ? await presentCheckoutPayment(deps.db, env, (await findPayment(deps.db, env, payment.id)) ?? payment)
         : await respondWithPayment(deps, env, payment.id, { include_charges: true });
       return { data, message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment confirmed' };
     },
@@ -403,10 +265,8 @@ export const paymentRoutes = [
     body: Obj({ amount: Type.Optional(Amount) }),
     response: PaymentSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
-      const { row: payment, env } = await findPayment(deps, access, params.id);
-      await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.capture, {
-        args: [{ amount: body.amount, context: workflowContext(ctx, principal) }],
-      }));
+      const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
+      await capturePayment(await deps.temporal(), payment.id, { amount: body.amount, context: workflowContext(ctx, principal) }, statusOf(deps, env));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
   }),
@@ -423,11 +283,9 @@ export const paymentRoutes = [
     body: Obj({ reason: Type.Optional(CancelReason) }),
     response: PaymentSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
-      const { row: payment, env } = await findPayment(deps, access, params.id);
-      await sendUpdate(deps, env, payment.id, (handle) => handle.executeUpdate(paymentUpdates.cancel, {
-        // Stored and shown lower-case, whichever spelling was sent.
-        args: [{ reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }],
-      }));
+      const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
+      // Stored and shown lower-case, whichever spelling was sent.
+      await cancelPayment(await deps.temporal(), payment.id, { reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }, statusOf(deps, env));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
   }),
@@ -450,14 +308,10 @@ export const paymentRoutes = [
     async handler({ query, access, deps }) {
       const scope = await access.forAccount();
       const env = scope.environment;
-      const page = query.page ?? 1;
-      const limit = query.limit ?? 10;
-      const base = deps.db(envTable(env, 'payments')).where({ account_id: scope.account.id });
-      if (query.status) base.where({ status: query.status as PaymentStatus });
-      if (query.customer_id) base.where({ customer_id: query.customer_id });
-      const [{ count }] = await base.clone().count({ count: '*' });
-      const rows = await base.orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page - 1) * limit).limit(limit);
-      return { data: await presentPayments(deps.db, env, rows, query), total: Number(count) };
+      const { rows, total } = await listPayments(deps.db, env, scope.account.id, { status: query.status, customer_id: query.customer_id }, {
+        page: query.page ?? 1, limit: query.limit ?? 10,
+      });
+      return { data: await presentPayments(deps.db, env, rows, query), total };
     },
   }),
 
@@ -472,17 +326,17 @@ export const paymentRoutes = [
     message: 'Payment retrieved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     query: Obj(Includes),
-    response: PaymentOrCheckout,
+    response: PaymentOrCheckoutSchema,
     async handler({ params, query, access, deps, principal }) {
       if (isPublishable(principal)) {
         const flags = Object.keys(query).filter((k) => k.startsWith('include_'));
         if (flags.length) throw new ApiError('publishable_key_not_allowed', `A publishable key cannot use ${flags.join(', ')}.`, { fields: flags.map((f) => `query/${f}`) });
-        const { row, env } = await findPayment(deps, access, params.id);
+        const { row, env } = await findVisiblePayment(deps, access, params.id);
         return { data: await presentCheckoutPayment(deps.db, env, row) };
       }
-      const { row, env } = await findPayment(deps, access, params.id);
+      const { row, env } = await findVisiblePayment(deps, access, params.id);
       const [payment] = await presentPayments(deps.db, env, [row], query);
-      return { data: { ...payment, temporal: temporalLink(deps, row.id) } };
+      return { data: { ...payment, temporal: paymentWorkflowLink(deps.config, row.id) } };
     },
   }),
 ];

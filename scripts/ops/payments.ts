@@ -1,13 +1,18 @@
 /** `npm run ops -- payments:…`: stuck payments, one payment's row and live workflow state, cancel. */
 import { userInfo } from 'node:os';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import ms from 'ms';
-import { envTable, type Environment } from '../../db/environments';
-import { temporalUiLink } from '../../workflows/client';
-import { paymentQueries, paymentUpdates, paymentWorkflowId, SEARCH_ATTRIBUTES, type PaymentState } from '../../workflows/shared';
+import type { Environment } from '../../db/environments';
+import type { Db } from '../../db/knex';
+import { chargesOfPayments, findPayment, type PaymentRow } from '../../db/payments';
+import { latestRoutingPlanOf } from '../../db/routing-plans';
+import { ApiError } from '../../lib/errors';
+import { isNotFound, temporalUiLink } from '../../workflows/client';
 import {
-  age, type Args, type Command, type Ctx, EXIT, failure, findInEnvironments, iso, kv, money, notFound, onePositional,
+  cancelPayment, describePayment, paymentState, paymentWorkflowLink, PaymentWorkflowClosedError, processingPaymentWorkflows,
+} from '../../workflows/payments/client';
+import type { PaymentState } from '../../workflows/payments/contract';
+import {
+  age, type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, iso, kv, money, notFound, onePositional, option,
   parseDuration, parseLimit, print, table, usage, withTimeout,
 } from './shared';
 
@@ -19,9 +24,18 @@ export const PAYMENTS_USAGE = `Payments
                                   cancel through the payment workflow (CREATED, FAILED, AUTHORIZED)
 `;
 
-async function findPayment(ctx: Ctx, id: string) {
+/** A payment by id, in whichever environment holds it. */
+async function findAnywhere(db: Db, id: string): Promise<{ env: Environment; row: PaymentRow } | undefined> {
+  for (const env of ENVIRONMENTS) {
+    const row = await findPayment(db, env, id);
+    if (row) return { env, row };
+  }
+  return undefined;
+}
+
+async function findPaymentOrFail(ctx: Ctx, id: string) {
   if (!/^pay_[0-9A-Za-z]+$/.test(id)) throw usage(`"${id}" is not a payment id (pay_…)`);
-  const found = await findInEnvironments(ctx.db(), 'payments', id);
+  const found = await findAnywhere(ctx.db(), id);
   if (!found) throw notFound(`No payment ${id} (looked in live and sandbox).`);
   return found;
 }
@@ -29,35 +43,28 @@ async function findPayment(ctx: Ctx, id: string) {
 /** Visibility finds the workflows; Postgres has the row. Age: since the row last changed (else the workflow start). */
 async function paymentsStuck(ctx: Ctx, args: Args): Promise<number> {
   if (args.positionals.length) throw usage('payments:stuck takes no positional arguments');
-  const olderThan = parseDuration('--older-than', args.values['older-than'] as string | undefined) ?? 0;
-  const limit = parseLimit(args.values.limit as string | undefined, 100);
-  const account = args.values.account as string | undefined;
+  const olderThan = parseDuration('--older-than', option(args, 'older-than')) ?? 0;
+  const limit = parseLimit(option(args, 'limit'), 100);
+  const account = option(args, 'account');
   if (account !== undefined && !/^acct_[0-9A-Za-z]+$/.test(account)) throw usage(`--account takes an account id (acct_…), got "${account}"`);
   const client = await ctx.temporal();
-  const query = `PaymentStatus="PROCESSING" AND ExecutionStatus="Running"${account ? ` AND AccountId="${account}"` : ''}`;
   const now = Date.now();
   const found: Record<string, unknown>[] = [];
-  let seen = 0;
-  for await (const wf of client.workflow.list({ query })) {
-    if (++seen > limit * 5) break;
-    const paymentId = wf.typedSearchAttributes.get(SEARCH_ATTRIBUTES.PaymentId) ?? wf.workflowId.replace(/^payment\//, '');
-    const envAttr = wf.typedSearchAttributes.get(SEARCH_ATTRIBUTES.Environment) as Environment | undefined;
-    const row = envAttr
-      ? await ctx.db()(envTable(envAttr, 'payments')).where({ id: paymentId }).first()
-      : (await findInEnvironments(ctx.db(), 'payments', paymentId))?.row;
+  for await (const wf of processingPaymentWorkflows(client, { accountId: account, max: limit * 5 })) {
+    const row = wf.environment ? await findPayment(ctx.db(), wf.environment, wf.paymentId) : (await findAnywhere(ctx.db(), wf.paymentId))?.row;
     const since = row?.updated_at ? new Date(row.updated_at) : wf.startTime;
     if (now - since.getTime() < olderThan) continue;
     found.push({
-      payment_id: paymentId,
-      account_id: row?.account_id ?? wf.typedSearchAttributes.get(SEARCH_ATTRIBUTES.AccountId) ?? null,
-      environment: envAttr ?? null,
+      payment_id: wf.paymentId,
+      account_id: row?.account_id ?? wf.accountId ?? null,
+      environment: wf.environment ?? null,
       amount: row ? Number(row.amount) : null,
       currency: row?.currency ?? null,
       status: row?.status ?? null,
       updated_at: iso(row?.updated_at),
       workflow_started_at: iso(wf.startTime),
       age_seconds: Math.round((now - since.getTime()) / 1000),
-      provider_config_id: wf.typedSearchAttributes.get(SEARCH_ATTRIBUTES.ProviderConfigId) ?? null,
+      provider_config_id: wf.providerConfigId ?? null,
       workflow_id: wf.workflowId,
       temporal_ui_url: temporalUiLink(ctx.config, wf.workflowId),
     });
@@ -80,35 +87,43 @@ async function paymentsStuck(ctx: Ctx, args: Args): Promise<number> {
   return EXIT.ok;
 }
 
-async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
-  const id = onePositional(args, 'payment id');
-  const { env, row } = await findPayment(ctx, id);
-  const db = ctx.db();
-  const charges = await db(envTable(env, 'charges')).where({ payment_id: id }).orderBy('attempt_no');
-  const plan = await db(envTable(env, 'routing_plans')).where({ payment_id: id }).orderBy('created_at', 'desc').first();
-  const workflowId = paymentWorkflowId(id);
-  const workflow: Record<string, unknown> = { workflow_id: workflowId, temporal_ui_url: temporalUiLink(ctx.config, workflowId) };
+/** The payment's workflow as Temporal describes it, with its live `state` (or why either is missing). */
+async function workflowOf(ctx: Ctx, id: string) {
+  const link = paymentWorkflowLink(ctx.config, id);
+  const workflow: {
+    workflow_id: string; temporal_ui_url: string; status?: string; started_at?: string | null; closed_at?: string | null;
+    state?: PaymentState; state_error?: string; error?: string;
+  } = { workflow_id: link.workflow_id, temporal_ui_url: link.ui_url };
   try {
-    const handle = (await ctx.temporal()).workflow.getHandle(workflowId);
-    const description = await handle.describe();
+    const client = await ctx.temporal();
+    const description = await describePayment(client, id);
     workflow.status = description.status.name;
     workflow.started_at = iso(description.startTime);
     workflow.closed_at = iso(description.closeTime);
     try {
-      workflow.state = await withTimeout(handle.query(paymentQueries.state), 5000, 'the state query');
+      workflow.state = await withTimeout(paymentState(client, id), 5000, 'the state query');
     } catch (err) {
       workflow.state_error = (err as Error).message;
     }
   } catch (err) {
-    workflow.error = err instanceof WorkflowNotFoundError ? 'workflow not found' : (err as Error).message;
+    workflow.error = isNotFound(err) ? 'workflow not found' : (err as Error).message;
   }
+  return workflow;
+}
+
+async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
+  const id = onePositional(args, 'payment id');
+  const { env, row } = await findPaymentOrFail(ctx, id);
+  const charges = await chargesOfPayments(ctx.db(), env, [id]);
+  const plan = await latestRoutingPlanOf(ctx.db(), env, id);
+  const workflow = await workflowOf(ctx, id);
   const summary = {
     payment: {
       id: row.id, account_id: row.account_id, environment: env, status: row.status, amount: Number(row.amount), currency: row.currency,
       auto_capture: row.auto_capture, last_error: row.last_error ?? null, cancellation_reason: row.cancellation_reason ?? null,
       created_at: iso(row.created_at), updated_at: iso(row.updated_at),
     },
-    charges: charges.map((c: any) => ({
+    charges: charges.map((c) => ({
       id: c.id, attempt_no: c.attempt_no, status: c.status, payment_provider_config_id: c.payment_provider_config_id,
       provider_config_name: c.payment_provider_config_snapshot?.name ?? null, decline_code: c.decline_code ?? null,
       duration_ms: c.performance?.duration ?? null, provider_reference: c.provider_reference ?? null, created_at: iso(c.created_at),
@@ -117,7 +132,7 @@ async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
     workflow,
   };
   print(ctx, summary, () => {
-    const state = workflow.state as PaymentState | undefined;
+    const state = workflow.state;
     const current = state?.currentIndex !== undefined ? state.candidates[state.currentIndex] : undefined;
     return [
       `Payment ${row.id}`,
@@ -137,10 +152,10 @@ async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
       '',
       'Workflow',
       kv([
-        ['id', workflowId], ['status', workflow.status ?? workflow.error], ['ui', workflow.temporal_ui_url],
+        ['id', workflow.workflow_id], ['status', workflow.status ?? workflow.error], ['ui', workflow.temporal_ui_url],
         ...(state ? [
           ['state', state.status], ['reconciling', state.reconciling ? 'yes: an unknown provider outcome is being reconciled' : 'no'],
-          ['candidate', current ? `${state.currentIndex! + 1}/${state.candidates.length} ${current.providerConfigId}` : null],
+          ['candidate', current && state.currentIndex !== undefined ? `${state.currentIndex + 1}/${state.candidates.length} ${current.providerConfigId}` : null],
           ['attempts', state.attempts.map((a) => `#${a.attemptNo} ${a.outcome}${a.declineCode ? ` (${a.declineCode})` : ''}`).join(', ')],
           ['last error', state.lastError ? state.lastError.code : null],
         ] as [string, unknown][] : workflow.state_error ? [['state', workflow.state_error] as [string, unknown]] : []),
@@ -152,20 +167,14 @@ async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
 
 async function paymentsCancel(ctx: Ctx, args: Args): Promise<number> {
   const id = onePositional(args, 'payment id');
-  const reason = (args.values.reason as string | undefined) ?? 'requested_by_customer';
-  const { row } = await findPayment(ctx, id);
-  const client = await ctx.temporal();
+  const reason = option(args, 'reason') ?? 'requested_by_customer';
+  const { row } = await findPaymentOrFail(ctx, id);
   let result;
   try {
-    result = await client.workflow.getHandle(paymentWorkflowId(id)).executeUpdate(paymentUpdates.cancel, {
-      args: [{ reason, context: { actor: { type: 'system', id: `ops:${operator()}` } } }],
-    });
+    result = await cancelPayment(await ctx.temporal(), id, { reason, context: { actor: { type: 'system', id: `ops:${operator()}` } } }, async () => row.status);
   } catch (err) {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type === 'invalid_state') throw failure(`Cannot cancel ${id}: ${cause.message}`);
-    if (err instanceof WorkflowNotFoundError || /already completed|not found/i.test(String((err as Error)?.message))) {
-      throw failure(`Cannot cancel ${id}: its workflow has finished (the payment is ${row.status}).`);
-    }
+    if (err instanceof PaymentWorkflowClosedError) throw failure(`Cannot cancel ${id}: its workflow has finished (the payment is ${row.status}).`);
+    if (err instanceof ApiError && err.reason === 'invalid_state') throw failure(`Cannot cancel ${id}: ${err.message}`);
     throw err;
   }
   print(ctx, { payment_id: id, status: result.status }, () => `Payment ${id} is ${result.status}.`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, signToken, startStack, TestStack, unique } from '../support/stack';
-import { loadCardForAuthorization, wipeCvc } from '../../db/repositories/payment-methods';
+import { loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
 
 let stack: TestStack;
 beforeAll(async () => { stack = await startStack(); });

@@ -11,11 +11,12 @@ import * as m004 from '../../db/migrations/004_providers';
 import * as m005 from '../../db/migrations/005_webhooks';
 import * as m006 from '../../db/migrations/006_idempotency_resource';
 import * as m007 from '../../db/migrations/007_single_use_cards';
-import { insertCard } from '../../db/repositories/payment-methods';
+import { insertCard } from '../../db/payment-methods';
 import { validateCard, ValidCard } from '../../lib/cards';
 import { newId } from '../../lib/ids';
 import { createActivities } from '../../activities';
-import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId, TASK_QUEUES } from '../../workflows/shared';
+import { TASK_QUEUES } from '../../workflows/contract';
+import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId } from '../../workflows/payments/contract';
 
 /**
  * Which card a payment may be charged with, and what a publishable key may see. A saved card belongs to

@@ -4,7 +4,7 @@ import {
   CARDS, card, createPayment, getPayment, newCustomer, paymentsFixture, PaymentsFixture, savedCard, startSimulator, TestSimulator,
 } from '../support/payments';
 import { eventually } from '../support/worker-process';
-import { paymentWorkflowId } from '../../workflows/shared';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
 
 /**
  * `POST /payments` with `confirm: true`: one request, one update-with-start whose `create` update carries

@@ -3,7 +3,7 @@ import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestSta
 import {
   CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator,
 } from '../support/payments';
-import { paymentWorkflowId } from '../../workflows/shared';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
 import { createActivities } from '../../activities';
 
 let sim: TestSimulator;

@@ -7,7 +7,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
-import { paymentWorkflowId } from '../../workflows/shared';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
 
 /**
  * Determinism guard: histories recorded from real runs (checked in under test/histories/) are replayed

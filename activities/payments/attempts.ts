@@ -1,0 +1,131 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { setRoutingPlanIndex } from '../../db/routing-plans';
+import { loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
+import { findCharge, findPayment, insertCharge, updateCharge } from '../../db/payments';
+import {
+  PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileResult,
+} from '../../workflows/payments/contract';
+import { withHeartbeat } from '../heartbeat';
+import { openProvider, type OpenProvider } from '../providers/open';
+import type { OperationOutput, ProviderOutcome } from '../providers/types';
+import type { PaymentActivityDeps } from './deps';
+import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
+import { cardUse } from './records';
+
+/** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
+async function captureAfterApproval(args: AttemptArgs, providerReference: string, provider: OpenProvider): Promise<OperationOutput> {
+  const result = await withHeartbeat(provider.adapter.capture({ credentials: provider.credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference }));
+  if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown') {
+    // The authorization stands; the capture will be retried by the activity with the same key.
+    throw ApplicationFailure.retryable(`capture not confirmed: ${result.outcome.error}`, PAYMENT_ACTIVITY_FAILURES.capturePending);
+  }
+  return result;
+}
+
+/** What the provider said, and the capture that follows an approval when the payment captures at once. */
+async function withAutoCapture(args: AttemptArgs, operation: { outcome: ProviderOutcome; exchange: OperationOutput['exchange'] }, provider: OpenProvider) {
+  const exchanges = [operation.exchange];
+  let captured: ProviderOutcome | undefined;
+  if (operation.outcome.kind === 'approved' && args.capture) {
+    const capture = await captureAfterApproval(args, operation.outcome.providerReference, provider);
+    exchanges.push(capture.exchange);
+    captured = capture.outcome;
+  }
+  return { exchanges, captured };
+}
+
+/** The attempt activities: a charge at the provider, and the reconciliation of one whose outcome is unknown. */
+export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> {
+  const { db, vault } = deps;
+  return {
+    /**
+     * One attempt: the charge row, then the provider's authorize with the charge id as idempotency key
+     * (so a retry of this activity, after a crash anywhere, can never charge twice), then the outcome.
+     */
+    async authorizeCharge(args: AttemptArgs): Promise<AttemptResult> {
+      const env = args.environment;
+      const existing = await findCharge(db, env, args.chargeId);
+      // A retry after this activity committed its outcome (the worker died before reporting it): answer
+      // with what was recorded instead of calling the processor again.
+      if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
+      const payment = await findPayment(db, env, args.paymentId);
+      // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
+      if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
+      const provider = await openProvider(deps, env, args.candidate.providerConfigId);
+      if (!existing) {
+        await db.transaction(async (trx) => {
+          await insertCharge(trx, env, {
+            id: args.chargeId,
+            payment_id: args.paymentId,
+            payment_method_id: args.paymentMethodId,
+            customer_id: payment.customer_id,
+            account_id: args.accountId,
+            amount: payment.amount,
+            currency: payment.currency,
+            installments: payment.installments,
+            attempt_no: args.attemptNo,
+            routing_plan_id: args.routingPlanId,
+            payment_provider_id: args.candidate.providerId,
+            payment_provider_config_id: args.candidate.providerConfigId,
+            payment_provider_method_id: args.candidate.methodId,
+            security: { secure_mode: payment.secure_mode },
+            payment_provider_config_snapshot: {
+              id: provider.config.id, name: provider.config.name, payment_provider_id: provider.config.payment_provider_id,
+              provider: { name: provider.provider.name, identifier: provider.provider.identifier },
+              merchant_capabilities: provider.config.merchant_capabilities ?? {},
+            },
+          });
+          await setRoutingPlanIndex(trx, env, args.routingPlanId, args.attemptNo - 1);
+        });
+      }
+
+      // Re-checked here, against the payment's account and customer in Postgres: an attempt told a card
+      // of another account, another customer or another payment (a forged workflow start, say), or one
+      // deleted or used up meanwhile, declines without anything sent to the processor.
+      const card = await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
+      if (!card) {
+        return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
+      }
+      const authorization = await withHeartbeat(provider.adapter.authorize({
+        credentials: provider.credentials,
+        idempotencyKey: args.chargeId,
+        amount: Number(payment.amount),
+        currency: payment.currency,
+        installments: payment.installments,
+        card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc ?? undefined, holder_name: card.holderName ?? undefined },
+        metadata: { payment_id: args.paymentId, account_id: args.accountId },
+      }));
+      await wipeCvc(db, env, args.paymentMethodId);
+      const { exchanges, captured } = await withAutoCapture(args, authorization, provider);
+      return applyOutcome(db, args, authorization.outcome, exchanges, captured);
+    },
+
+    /**
+     * Asks the provider what became of a charge whose authorize got no answer, by its idempotency key.
+     * `not_found` is conclusive only once the original call can no longer arrive; then the charge is
+     * treated as never made (a transport error), which is the one case where cascading is safe.
+     */
+    async reconcileCharge(args: AttemptArgs): Promise<ReconcileResult> {
+      const env = args.environment;
+      const charge = await findCharge(db, env, args.chargeId);
+      if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
+      if (charge.status !== 'UNKNOWN') return { ...(await recordedAttempt(db, args)), pending: false };
+      const provider = await openProvider(deps, env, args.candidate.providerConfigId);
+      const status = await withHeartbeat(provider.adapter.getStatus({ credentials: provider.credentials, idempotencyKey: args.chargeId }));
+      if (status.lookup === 'failed') {
+        await updateCharge(db, env, args.chargeId, { exchanges: [status.exchange] });
+        return { outcome: 'unknown', paymentStatus: 'PROCESSING', eventIds: [], pending: true };
+      }
+      if (status.lookup === 'not_found') {
+        const since = charge.details?.unknown_since ? Date.parse(charge.details.unknown_since) : charge.updated_at.getTime();
+        const settled = Date.now() - since > 2 * deps.config.providerTimeoutMs;
+        if (!settled) return { outcome: 'unknown', paymentStatus: 'PROCESSING', eventIds: [], pending: true };
+        const result = await applyOutcome(db, args, { kind: 'transport_error', error: 'the provider has no record of the charge' }, [status.exchange]);
+        return { ...result, pending: false };
+      }
+      const { exchanges, captured } = await withAutoCapture(args, status, provider);
+      const result = await applyOutcome(db, args, status.outcome, exchanges, captured);
+      return { ...result, pending: false };
+    },
+  };
+}

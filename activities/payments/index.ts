@@ -1,0 +1,19 @@
+import type { PaymentActivities } from '../../workflows/payments/contract';
+import { attemptActivities } from './attempts';
+import { commandActivities } from './commands';
+import type { PaymentActivityDeps } from './deps';
+import { recordActivities } from './records';
+
+export type { PaymentActivityDeps };
+
+/**
+ * The activities of the payment workflow (workflows/payments/contract.ts), by step: the payment's
+ * record and routing plans, the attempts at the providers, and the commands after a walk.
+ */
+export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities {
+  return {
+    ...recordActivities(deps),
+    ...attemptActivities(deps),
+    ...commandActivities(deps),
+  } satisfies PaymentActivities;
+}

@@ -1,0 +1,143 @@
+import type { Knex } from 'knex';
+import { appendEvents, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
+import { eraseSingleUseCards } from '../../db/payment-methods';
+import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
+import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../workflows/payments/contract';
+import type { ProviderExchange, ProviderOutcome } from '../providers/types';
+import { chargeEvent, paymentEvent } from './events';
+
+/** The decline recorded when an attempt is told a card its payment may not use (or one used up meanwhile). */
+export const PAYMENT_METHOD_UNAVAILABLE = 'payment_method_unavailable';
+
+/** A charge's recorded status as the outcome of its attempt (FAILED is told apart by its decline code). */
+const RECORDED_OUTCOME: Partial<Record<ChargeRow['status'], AttemptOutcome>> = {
+  AUTHORIZED: 'approved', CAPTURED: 'approved', VOIDED: 'approved', PARTIALLY_REFUNDED: 'approved', REFUNDED: 'approved',
+  DECLINED: 'hard_decline', UNKNOWN: 'unknown',
+};
+
+/** What an outcome means for the charge, the payment and their events (no I/O: decided first, written after). */
+interface Transition {
+  charge: ChargePatch;
+  payment?: PaymentPatch;
+  paymentStatus: PaymentStatus;
+  chargeEvent?: string;
+  paymentEvent?: string;
+}
+
+function transition(args: AttemptArgs, outcome: ProviderOutcome, current: ChargeRow, captured?: ProviderOutcome): Transition {
+  switch (outcome.kind) {
+    case 'approved': {
+      const capturedOutcome = captured?.kind === 'approved' ? captured : undefined;
+      const charge: ChargePatch = {
+        status: capturedOutcome ? 'CAPTURED' : 'AUTHORIZED',
+        authorized_amount: outcome.authorizedAmount,
+        captured_amount: capturedOutcome ? capturedOutcome.capturedAmount : 0,
+        provider_reference: outcome.providerReference,
+        decline_code: null,
+      };
+      return capturedOutcome
+        ? {
+            charge, paymentStatus: 'SUCCEEDED', chargeEvent: 'charge.succeeded', paymentEvent: 'payment_intent.succeeded',
+            payment: { status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedOutcome.capturedAmount, last_error: null },
+          }
+        : {
+            charge, paymentStatus: 'AUTHORIZED', paymentEvent: 'payment_intent.amount_capturable_updated',
+            payment: { status: 'AUTHORIZED', amount_capturable: outcome.authorizedAmount, last_error: null },
+          };
+    }
+    case 'hard_decline':
+      return {
+        charge: { status: 'DECLINED', decline_code: outcome.declineCode },
+        paymentStatus: 'FAILED',
+        payment: {
+          status: 'FAILED',
+          last_error: {
+            code: outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE ? PAYMENT_METHOD_UNAVAILABLE : 'card_declined',
+            decline_code: outcome.declineCode, charge_id: args.chargeId, message: outcome.message ?? null,
+          },
+        },
+        chargeEvent: 'charge.failed',
+        paymentEvent: 'payment_intent.payment_failed',
+      };
+    case 'soft_decline':
+    case 'transport_error': {
+      const code = outcome.kind === 'soft_decline' ? outcome.declineCode : 'provider_unavailable';
+      const charge: ChargePatch = { status: 'FAILED', decline_code: code };
+      // Another candidate follows: the payment stays PROCESSING and only the charge failed.
+      if (!args.lastCandidate) return { charge, paymentStatus: 'PROCESSING', chargeEvent: 'charge.failed' };
+      return {
+        charge, paymentStatus: 'FAILED', chargeEvent: 'charge.failed', paymentEvent: 'payment_intent.payment_failed',
+        payment: { status: 'FAILED', last_error: { code: 'all_providers_failed', decline_code: code, charge_id: args.chargeId } },
+      };
+    }
+    case 'unknown':
+      return {
+        charge: {
+          status: 'UNKNOWN',
+          details: { ...(current.details ?? {}), unknown_since: current.details?.unknown_since ?? new Date().toISOString(), unknown_reason: outcome.error },
+        },
+        paymentStatus: 'PROCESSING',
+      };
+  }
+}
+
+/**
+ * Records what a provider said about a charge, and what it means for the payment, in one
+ * transaction: charge status, amounts, exchanges and duration; payment status; the events.
+ */
+export async function applyOutcome(
+  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome,
+): Promise<AttemptResult> {
+  const env = args.environment;
+  return db.transaction(async (trx) => {
+    const current = await lockCharge(trx, env, args.chargeId);
+    if (!current) throw new Error(`charge ${args.chargeId} is missing`);
+    const next = transition(args, outcome, current, captured);
+    const performance = current.performance ?? {};
+    const charge = await updateCharge(trx, env, args.chargeId, {
+      ...next.charge,
+      exchanges,
+      performance: {
+        ...performance,
+        duration: (performance.duration ?? 0) + exchanges.reduce((sum, e) => sum + e.duration_ms, 0),
+        provider_calls: (performance.provider_calls ?? 0) + exchanges.length,
+      },
+    });
+    const events: EventRecord[] = [];
+    if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, charge, args.context));
+    if (next.payment) {
+      const payment = await updatePayment(trx, env, args.paymentId, next.payment);
+      if (next.paymentEvent) events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
+      // The walk is over: the card it used is never charged again (capture, void and refunds need only
+      // the provider's reference). A FAILED payment may be confirmed again, with another card, so only
+      // this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can follow, so every card bound
+      // to the payment goes.
+      await eraseSingleUseCards(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
+    }
+    const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, events));
+    return {
+      outcome: outcome.kind,
+      declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
+      paymentStatus: next.paymentStatus,
+      eventIds,
+    };
+  });
+}
+
+/**
+ * The outcome already recorded for a charge, as the attempt that recorded it answered: for activity
+ * retries after a commit whose completion never reached Temporal. Its events are offered to the
+ * fan-out again (which is idempotent), since the first answer may have been lost before publishing.
+ */
+export async function recordedAttempt(db: Knex, args: AttemptArgs): Promise<AttemptResult> {
+  const env = args.environment;
+  const charge = await findCharge(db, env, args.chargeId);
+  const payment = await findPayment(db, env, args.paymentId);
+  if (!charge || !payment) throw new Error(`charge ${args.chargeId} of payment ${args.paymentId} is missing`);
+  return {
+    outcome: RECORDED_OUTCOME[charge.status] ?? (charge.decline_code === 'provider_unavailable' ? 'transport_error' : 'soft_decline'),
+    declineCode: charge.decline_code ?? undefined,
+    paymentStatus: payment.status,
+    eventIds: await idsToPublish(db, env, args.accountId, await eventIdsOfCharge(db, env, args.chargeId)),
+  };
+}

@@ -1,0 +1,130 @@
+import { appendEvents, idsToPublish } from '../../db/events';
+import { customersByIds, insertGuestCustomer } from '../../db/customers';
+import { eraseSingleUseCards, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
+import { findPayment, insertPayment, updatePayment, type PaymentRow } from '../../db/payments';
+import { loadRoutingInputs } from '../../db/providers';
+import { findRoutingPlan, insertRoutingPlan } from '../../db/routing-plans';
+import { buildRoutingPlan, type RoutingHints, type RoutingPlan } from '../../lib/routing/plan';
+import type {
+  PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
+} from '../../workflows/payments/contract';
+import type { PaymentActivityDeps } from './deps';
+import { paymentEvent } from './events';
+import { PAYMENT_METHOD_UNAVAILABLE } from './outcomes';
+
+/**
+ * Which card the payment `row` may be charged with: the one it was told, re-checked against the
+ * payment's account and customer as Postgres has them (a workflow's input is not trusted for this).
+ */
+export function cardUse(args: PaymentRef & { paymentMethodId: string }, row: PaymentRow | undefined): CardUse {
+  return {
+    paymentMethodId: args.paymentMethodId,
+    // A payment row of another account than the workflow's matches no card at all.
+    accountId: row?.account_id === args.accountId ? args.accountId : '',
+    paymentId: args.paymentId,
+    customerId: row?.customer_id ?? null,
+  };
+}
+
+/** A candidate as a stored plan's metadata keeps it (what the walk was given when the plan was made). */
+function isPlannedCandidate(value: unknown): value is PlannedCandidate {
+  return typeof value === 'object' && value !== null && 'providerConfigId' in value && 'providerId' in value && 'methodId' in value;
+}
+
+/** The payment's record and its routing plans: the two Postgres-only steps of the walk (local activities). */
+export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute'> {
+  const { db } = deps;
+
+  /** The plan for a payment and the card it may use: the account's configs ranked for its facts. */
+  async function plan(args: PlanArgs, payment: PaymentRow, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
+    const env = args.environment;
+    const [customer] = payment.customer_id ? await customersByIds(db, env, [payment.customer_id]) : [];
+    const inputs = await loadRoutingInputs(db, env, args.accountId);
+    return buildRoutingPlan({
+      payment: {
+        amount: Number(payment.amount), currency: payment.currency, installments: args.installments ?? payment.installments,
+        card: { network: card.card_network, country: card.card_country ?? undefined },
+        customer: customer ? { country: customer.country ?? undefined } : undefined,
+        metadata: payment.metadata ?? {},
+      },
+      configs: inputs.configs,
+      providers: inputs.providers,
+      routing: hints,
+    });
+  }
+
+  return {
+    /** Writes the payment row (and a guest customer) and `payment_intent.created`. Idempotent. */
+    async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
+      const env = input.environment;
+      return db.transaction(async (trx) => {
+        if (input.guestCustomer) await insertGuestCustomer(trx, env, input.accountId, input.guestCustomer);
+        const inserted = await insertPayment(trx, env, {
+          id: input.paymentId,
+          account_id: input.accountId,
+          customer_id: input.guestCustomer?.id ?? input.customerId ?? null,
+          checkout_session_id: input.checkoutSessionId ?? null,
+          amount: input.amount,
+          currency: input.currency,
+          auto_capture: input.autoCapture,
+          secure_mode: input.secureMode,
+          installments: input.installments,
+          routing: input.routing ?? {},
+          metadata: input.metadata ?? {},
+        });
+        if (!inserted) return { eventIds: [] };
+        const eventIds = await appendEvents(trx, env, [paymentEvent(input, 'payment_intent.created', inserted, input.context)]);
+        return { eventIds: await idsToPublish(trx, env, input.accountId, eventIds) };
+      });
+    },
+
+    /**
+     * Builds and stores the routing plan for a confirm, and moves the payment to PROCESSING (or to
+     * FAILED with no_eligible_provider when nothing can take it). Idempotent on the plan id.
+     */
+    async planRoute(args: PlanArgs): Promise<PlanResult> {
+      const env = args.environment;
+      const existing = await findRoutingPlan(db, env, args.routingPlanId);
+      if (existing) {
+        return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
+      }
+      const payment = await findPayment(db, env, args.paymentId);
+      if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
+      const card = await findUsableCard(db, env, cardUse(args, payment));
+      const hints: RoutingHints = { ...(payment.routing ?? {}), ...(args.routing ?? {}) };
+      // A card the payment may not use makes nothing eligible: the payment fails as payment_method_unavailable.
+      const routingPlan = card ? await plan(args, payment, card, hints) : { candidates: [], ineligible: [] };
+      const planned: PlannedCandidate[] = routingPlan.candidates.map((c) => ({
+        providerConfigId: c.payment_provider_config_id, providerId: c.payment_provider_id,
+        methodId: c.payment_provider_method_id, estimatedFee: c.estimated_fee,
+      }));
+
+      return db.transaction(async (trx) => {
+        await insertRoutingPlan(trx, env, {
+          id: args.routingPlanId,
+          account_id: args.accountId,
+          payment_id: args.paymentId,
+          request_id: args.context.requestId ?? null,
+          trace_id: args.context.traceId ?? null,
+          candidates: routingPlan.candidates,
+          metadata: { ineligible: routingPlan.ineligible, hints, planned, payment_method_id: args.paymentMethodId },
+        });
+        const failed = planned.length === 0;
+        const row = await updatePayment(trx, env, args.paymentId, {
+          status: failed ? 'FAILED' : 'PROCESSING',
+          payment_method_id: args.paymentMethodId,
+          installments: args.installments ?? payment.installments,
+          last_error: !failed ? null : card
+            ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }
+            : { code: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' },
+        });
+        // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
+        if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
+        const eventIds = await appendEvents(trx, env, [
+          paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }),
+        ]);
+        return { routingPlanId: args.routingPlanId, candidates: planned, eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
+      });
+    },
+  };
+}

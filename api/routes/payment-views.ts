@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import { addressesByCustomer, customersByIds } from '../../db/customers';
+import type { Environment } from '../../db/environments';
+import { eventsOfPayments } from '../../db/events';
+import { cardDisplay } from '../../db/payment-methods';
+import { chargesOfPayments, findPayment, type PaymentRow } from '../../db/payments';
+import { routingPlansOfPayments } from '../../db/routing-plans';
+import { groupBy } from '../../lib/group-by';
+import type { Config } from '../../lib/config';
+import { paymentWorkflowLink } from '../../workflows/payments/client';
+import { serializeCustomer } from '../resources/customers';
+import { serializeEvent } from '../resources/events';
+import { serializeCheckoutPayment, serializePayment, type CheckoutPayment, type Payment } from '../resources/payments';
+import { serializeRoutingPlan } from '../resources/routing-plans';
+
+/** What a payment read embeds (the `include_*` query flags). */
+export interface PaymentIncludes {
+  include_charges?: boolean;
+  include_routing_plans?: boolean;
+  include_events?: boolean;
+  include_customer?: boolean;
+}
+
+/**
+ * Payments as responses with what the include flags ask for: one query per embedded kind, whatever
+ * the number of payments (no query per row).
+ */
+export async function presentPayments(db: Knex, env: Environment, rows: PaymentRow[], flags: PaymentIncludes): Promise<Payment[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  const customerIds = [...new Set(rows.map((r) => r.customer_id).filter((c): c is string => !!c))];
+  const withCustomers = flags.include_customer && customerIds.length > 0;
+  const [charges, plans, events, customers, addresses] = await Promise.all([
+    flags.include_charges ? chargesOfPayments(db, env, ids) : [],
+    flags.include_routing_plans ? routingPlansOfPayments(db, env, ids) : [],
+    flags.include_events ? eventsOfPayments(db, env, ids) : [],
+    withCustomers ? customersByIds(db, env, customerIds) : [],
+    withCustomers ? addressesByCustomer(db, env, customerIds) : undefined,
+  ]);
+  const chargesBy = groupBy(charges, 'payment_id');
+  const plansBy = groupBy(plans, 'payment_id');
+  const eventsBy = groupBy(events, 'payment_id');
+  const customersById = new Map(customers.map((c) => [c.id, c]));
+  return rows.map((row) => {
+    const customer = row.customer_id ? customersById.get(row.customer_id) : undefined;
+    return serializePayment(row, {
+      ...(flags.include_charges ? { charges: chargesBy.get(row.id) ?? [] } : {}),
+      ...(flags.include_routing_plans ? { routing_plans: (plansBy.get(row.id) ?? []).map(serializeRoutingPlan) } : {}),
+      ...(flags.include_events ? { events: (eventsBy.get(row.id) ?? []).map(serializeEvent) } : {}),
+      ...(flags.include_customer ? { customer: customer ? serializeCustomer(customer, addresses?.get(customer.id) ?? []) : null } : {}),
+    });
+  });
+}
+
+/** A payment as a publishable key sees it, with its card's network and last4 (see serializeCheckoutPayment). */
+export async function presentCheckoutPayment(db: Knex, env: Environment, row: PaymentRow): Promise<CheckoutPayment> {
+  const card = row.payment_method_id ? await cardDisplay(db, env, row.account_id, row.payment_method_id) : undefined;
+  return serializeCheckoutPayment(row, card ?? null);
+}
+
+/** One payment as the commands answer it: read afresh, with the embeds asked for and its workflow link. */
+export async function respondWithPayment(
+  deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes,
+): Promise<Payment> {
+  const row = await findPayment(deps.db, env, id);
+  if (!row) throw new Error(`payment ${id} is missing`);
+  const [payment] = await presentPayments(deps.db, env, [row], flags);
+  return { ...payment, temporal: paymentWorkflowLink(deps.config, id) };
+}
