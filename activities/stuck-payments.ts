@@ -1,20 +1,15 @@
-import type { Db } from '../db/knex';
-import { envTable, type Environment } from '../db/environments';
-import type { Config } from '../lib/config';
-import { paymentWorkflowId } from '../workflows/shared';
-import type { StuckPaymentCheck } from '../workflows/watchdog-shared';
+import { insertNotificationsOnce } from '../db/notifications';
+import { processingSince } from '../db/payments';
+import type { Environment } from '../workflows/contract';
+import { paymentWorkflowId } from '../workflows/payments/contract';
+import { stuckNotificationId, stuckPaymentOf, type StuckPaymentCheck, type WatchdogActivities } from '../workflows/watchdog/contract';
+import type { ActivityDeps } from './deps';
 
 const ENVIRONMENTS: Environment[] = ['production', 'sandbox'];
 /** Bounds one check; the rest are found by the next one. */
 const BATCH = 500;
 
-/**
- * The notification for a stuck payment has an id derived from the payment's, so however many checks
- * (or retried activities) see the payment, it gets exactly one.
- */
-export const stuckNotificationId = (paymentId: string) => `ntf_${paymentId.replace(/^pay_/, '')}`;
-
-export function stuckPaymentActivities({ db, config }: { db: Db; config: Config }) {
+export function stuckPaymentActivities({ db, config }: ActivityDeps): WatchdogActivities {
   return {
     /** One `payment.stuck` notification per payment PROCESSING (untouched) for longer than the threshold. */
     async notifyStuckPayments(args: { thresholdMs?: number } = {}): Promise<StuckPaymentCheck> {
@@ -23,21 +18,19 @@ export function stuckPaymentActivities({ db, config }: { db: Db; config: Config 
       const notified: string[] = [];
       let stuck = 0;
       for (const env of ENVIRONMENTS) {
-        const rows = await db(envTable(env, 'payments')).where({ status: 'PROCESSING' }).where('updated_at', '<', cutoff)
-          .orderBy('updated_at').limit(BATCH).select('id', 'account_id', 'amount', 'currency', 'updated_at');
+        const rows = await processingSince(db, env, cutoff, BATCH);
         stuck += rows.length;
-        if (!rows.length) continue;
-        const inserted = await db('core.notifications').insert(rows.map((p: any) => ({
+        const written = await insertNotificationsOnce(db, rows.map((p) => ({
           id: stuckNotificationId(p.id),
-          account_id: p.account_id,
+          accountId: p.account_id,
           type: 'payment.stuck',
-          details: JSON.stringify({
+          details: {
             payment_id: p.id, environment: env, amount: Number(p.amount), currency: p.currency,
             processing_since: new Date(p.updated_at).toISOString(), threshold_seconds: Math.round(thresholdMs / 1000),
             workflow_id: paymentWorkflowId(p.id),
-          }),
-        }))).onConflict('id').ignore().returning('id');
-        notified.push(...inserted.map((r: { id: string }) => `pay_${r.id.replace(/^ntf_/, '')}`));
+          },
+        })));
+        notified.push(...written.map(stuckPaymentOf));
       }
       return { notified, stuck };
     },

@@ -46,6 +46,18 @@ export async function insertNotifications(db: Knex, items: NewNotification[]): P
   }))).returning<NotificationRow[]>('*');
 }
 
+/**
+ * Adds notifications under ids of the caller's (derived from what they are about), each at most once:
+ * an id already there is left as it is. Answers the ids written now.
+ */
+export async function insertNotificationsOnce(db: Knex, items: (NewNotification & { id: string })[]): Promise<string[]> {
+  if (!items.length) return [];
+  const rows: { id: string }[] = await db('core.notifications').insert(items.map((n) => ({
+    id: n.id, account_id: n.accountId, user_id: n.userId ?? null, type: n.type, details: JSON.stringify(n.details),
+  }))).onConflict('id').ignore().returning('id');
+  return rows.map((r) => r.id);
+}
+
 /** A notification by id, if this reader may see it. */
 export async function findNotification(db: Knex, id: string, reader: NotificationReader): Promise<NotificationRow | undefined> {
   return notifications(db).where({ id }).modify(visibleTo(reader)).first();

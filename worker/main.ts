@@ -5,7 +5,8 @@ import { logger } from '../lib/logger';
 import { connectClient, connectionOptions } from '../workflows/client';
 import { createDb } from '../db/knex';
 import { createWorkers } from './worker';
-import { ensureStuckPaymentWatchdog, watchdogInterval } from './watchdog';
+import { ensureStuckPaymentWatchdog } from '../workflows/watchdog/client';
+import { watchdogInterval } from '../workflows/watchdog/contract';
 
 async function main(): Promise<void> {
   const config = loadConfig();

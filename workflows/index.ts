@@ -6,4 +6,4 @@ export { webhookSecretRotationWorkflow } from './webhooks/secret-rotation';
 export { webhookFanOutWorkflow } from './webhooks/fan-out';
 export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
-export { stuckPaymentWatchdogWorkflow } from './stuck-payment-watchdog';
+export { stuckPaymentWatchdogWorkflow } from './watchdog/workflow';

@@ -1,8 +1,7 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { StuckPaymentWatchdogInput } from './watchdog-shared';
+import type { StuckPaymentWatchdogInput, WatchdogActivities } from './contract';
 
-const { notifyStuckPayments } = proxyActivities<Activities>({
+const { notifyStuckPayments } = proxyActivities<WatchdogActivities>({
   startToCloseTimeout: '1m',
   // Postgres being down only delays the next look; keep trying.
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },

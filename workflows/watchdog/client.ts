@@ -1,18 +1,18 @@
+/**
+ * The watchdog's command client: the only code that starts the stuck-payment watchdog from the client
+ * side (every worker at boot; docs/architecture.md), by the workflow function.
+ */
 import type { Client } from '@temporalio/client';
-import { TASK_QUEUES } from '../workflows/contract';
-import { STUCK_PAYMENT_WATCHDOG_ID, type StuckPaymentWatchdogInput } from '../workflows/watchdog-shared';
-
-/** Looks at least every minute, and at least twice per threshold. */
-export function watchdogInterval(thresholdMs: number): number {
-  return Math.max(1000, Math.min(60_000, Math.floor(thresholdMs / 2)));
-}
+import { TASK_QUEUES } from '../contract';
+import { STUCK_PAYMENT_WATCHDOG_ID, type StuckPaymentWatchdogInput } from './contract';
+import { stuckPaymentWatchdogWorkflow } from './workflow';
 
 /**
  * Starts the stuck-payment watchdog unless it already runs (every worker calls this at boot; the
  * first one starts it, the others find it). Answers the run id.
  */
 export async function ensureStuckPaymentWatchdog(client: Client, input: StuckPaymentWatchdogInput, workflowId = STUCK_PAYMENT_WATCHDOG_ID): Promise<string> {
-  const handle = await client.workflow.start('stuckPaymentWatchdogWorkflow', {
+  const handle = await client.workflow.start(stuckPaymentWatchdogWorkflow, {
     workflowId,
     taskQueue: TASK_QUEUES.payments,
     args: [input],
