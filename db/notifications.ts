@@ -38,12 +38,15 @@ function visibleTo(reader: NotificationReader) {
   };
 }
 
+/** A notification as written: `details` goes in as JSON text (jsonb). */
+function notificationRow(n: NewNotification, id: string) {
+  return { id, account_id: n.accountId, user_id: n.userId ?? null, type: n.type, details: JSON.stringify(n.details) };
+}
+
 /** Adds notifications (in the caller's transaction, when it has one); answers the rows written. */
 export async function insertNotifications(db: Knex, items: NewNotification[]): Promise<NotificationRow[]> {
   if (!items.length) return [];
-  return db('core.notifications').insert(items.map((n) => ({
-    id: newId('ntf'), account_id: n.accountId, user_id: n.userId ?? null, type: n.type, details: JSON.stringify(n.details),
-  }))).returning<NotificationRow[]>('*');
+  return db('core.notifications').insert(items.map((n) => notificationRow(n, newId('ntf')))).returning<NotificationRow[]>('*');
 }
 
 /**
@@ -52,9 +55,8 @@ export async function insertNotifications(db: Knex, items: NewNotification[]): P
  */
 export async function insertNotificationsOnce(db: Knex, items: (NewNotification & { id: string })[]): Promise<string[]> {
   if (!items.length) return [];
-  const rows: { id: string }[] = await db('core.notifications').insert(items.map((n) => ({
-    id: n.id, account_id: n.accountId, user_id: n.userId ?? null, type: n.type, details: JSON.stringify(n.details),
-  }))).onConflict('id').ignore().returning('id');
+  const rows: { id: string }[] = await db('core.notifications').insert(items.map((n) => notificationRow(n, n.id)))
+    .onConflict('id').ignore().returning('id');
   return rows.map((r) => r.id);
 }
 
