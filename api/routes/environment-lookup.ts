@@ -1,5 +1,4 @@
-import type { Db } from '../../db/knex';
-import { envTable, Environment } from '../../db/environments';
+import type { Environment } from '../../db/environments';
 import type { Access, AccountScope } from '../auth/access';
 import { ApiError } from '../errors';
 
@@ -27,15 +26,4 @@ export async function findVisible<T extends { account_id: string }>(
     return { row, env, scope };
   }
   throw ApiError.notFound(what);
-}
-
-/** findVisible over a table read directly, for the routes that have no store yet. */
-export async function findVisibleRow(
-  db: Db,
-  access: Access,
-  table: string,
-  id: string,
-  what: string,
-): Promise<{ row: any; env: Environment; scope: AccountScope }> {
-  return findVisible(access, what, (env) => db(envTable(env, table)).where({ id }).first());
 }

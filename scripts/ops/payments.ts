@@ -1,9 +1,7 @@
 /** `npm run ops -- payments:…`: stuck payments, one payment's row and live workflow state, cancel. */
 import { userInfo } from 'node:os';
 import ms from 'ms';
-import type { Environment } from '../../db/environments';
-import type { Db } from '../../db/knex';
-import { chargesOfPayments, findPayment, type PaymentRow } from '../../db/payments';
+import { chargesOfPayments, findPayment } from '../../db/payments';
 import { latestRoutingPlanOf } from '../../db/routing-plans';
 import { ApiError } from '../../lib/errors';
 import { isNotFound, temporalUiLink } from '../../workflows/client';
@@ -12,7 +10,7 @@ import {
 } from '../../workflows/payments/client';
 import type { PaymentState } from '../../workflows/payments/contract';
 import {
-  age, type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, iso, kv, money, notFound, onePositional, option,
+  age, type Args, type Command, type Ctx, EXIT, failure, inEnvironments, iso, kv, money, notFound, onePositional, option,
   parseDuration, parseLimit, print, table, usage, withTimeout,
 } from './shared';
 
@@ -24,18 +22,9 @@ export const PAYMENTS_USAGE = `Payments
                                   cancel through the payment workflow (CREATED, FAILED, AUTHORIZED)
 `;
 
-/** A payment by id, in whichever environment holds it. */
-async function findAnywhere(db: Db, id: string): Promise<{ env: Environment; row: PaymentRow } | undefined> {
-  for (const env of ENVIRONMENTS) {
-    const row = await findPayment(db, env, id);
-    if (row) return { env, row };
-  }
-  return undefined;
-}
-
 async function findPaymentOrFail(ctx: Ctx, id: string) {
   if (!/^pay_[0-9A-Za-z]+$/.test(id)) throw usage(`"${id}" is not a payment id (pay_…)`);
-  const found = await findAnywhere(ctx.db(), id);
+  const found = await inEnvironments((env) => findPayment(ctx.db(), env, id));
   if (!found) throw notFound(`No payment ${id} (looked in live and sandbox).`);
   return found;
 }
@@ -51,7 +40,7 @@ async function paymentsStuck(ctx: Ctx, args: Args): Promise<number> {
   const now = Date.now();
   const found: Record<string, unknown>[] = [];
   for await (const wf of processingPaymentWorkflows(client, { accountId: account, max: limit * 5 })) {
-    const row = wf.environment ? await findPayment(ctx.db(), wf.environment, wf.paymentId) : (await findAnywhere(ctx.db(), wf.paymentId))?.row;
+    const row = wf.environment ? await findPayment(ctx.db(), wf.environment, wf.paymentId) : (await inEnvironments((env) => findPayment(ctx.db(), env, wf.paymentId)))?.row;
     const since = row?.updated_at ? new Date(row.updated_at) : wf.startTime;
     if (now - since.getTime() < olderThan) continue;
     found.push({

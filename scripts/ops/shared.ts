@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import ms from 'ms';
-import { envTable, type Environment } from '../../db/environments';
+import type { Environment } from '../../db/environments';
 import type { Db } from '../../db/knex';
 import type { Config } from '../../lib/config';
 
@@ -67,9 +67,10 @@ export function print(ctx: Ctx, json: unknown, text: () => string): void {
 // ------------------------------------------------------------------------------------------------
 // Lookups and arguments
 
-export async function findInEnvironments(db: Db, table: string, id: string): Promise<{ env: Environment; row: any } | undefined> {
+/** The first environment holding the row (ids are unique across them), through a store's finder. */
+export async function inEnvironments<T>(find: (env: Environment) => Promise<T | undefined>): Promise<{ env: Environment; row: T } | undefined> {
   for (const env of ENVIRONMENTS) {
-    const row = await db(envTable(env, table)).where({ id }).first();
+    const row = await find(env);
     if (row) return { env, row };
   }
   return undefined;

@@ -5,7 +5,7 @@ import {
 } from '../../db/webhooks';
 import { webhookClient } from '../../workflows/webhooks/client';
 import {
-  type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, iso, notFound, onePositional, parseLimit, parseTime, print, table, usage,
+  type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, inEnvironments, iso, notFound, onePositional, parseLimit, parseTime, print, table, usage,
 } from './shared';
 
 export const WEBHOOKS_USAGE = `Webhooks
@@ -15,15 +15,6 @@ export const WEBHOOKS_USAGE = `Webhooks
   webhooks:recover <we_id> --since <iso> [--until <iso>]
                                   re-send every failed or dead-lettered delivery created in the window
 `;
-
-/** The first environment holding the row (ids are unique across them). */
-async function inEnvironments<T>(find: (env: Environment) => Promise<T | undefined>): Promise<{ env: Environment; row: T } | undefined> {
-  for (const env of ENVIRONMENTS) {
-    const row = await find(env);
-    if (row) return { env, row };
-  }
-  return undefined;
-}
 
 async function findEndpoint(ctx: Ctx, id: string) {
   if (!/^we_[0-9A-Za-z]+$/.test(id)) throw usage(`"${id}" is not a webhook endpoint id (we_…)`);
