@@ -15,7 +15,7 @@ import { startEmbeddedPostgres } from '../db/embedded';
 import { appendEvents } from '../db/events';
 import { webhookClient } from '../workflows/webhooks/client';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
-import { floorConfirm } from './floor/workflows';
+import { floorConfirm, floorPaymentWorkflow } from './floor/workflows';
 
 /**
  * `npm run bench`: brings the stack up the way `npm start` does (Postgres, migrations, a Temporal dev
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
     };
     let floorSeq = 0;
     const floorOnce = async () => {
-      const handle = await client.workflow.start('floorPaymentWorkflow', { taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor/${Date.now()}/${floorSeq++}` });
+      const handle = await client.workflow.start(floorPaymentWorkflow, { taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor/${Date.now()}/${floorSeq++}` });
       await handle.executeUpdate(floorConfirm);
     };
 
