@@ -5,7 +5,7 @@ import { logger } from '../lib/logger';
 import { createDb } from '../db/knex';
 import { createApp } from './app';
 import { createApiDeps } from './server';
-import { purgeExpiredIdempotencyKeys } from './middleware/idempotency';
+import { purgeExpiredIdempotencyKeys } from '../db/idempotency';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -2,6 +2,9 @@ import { createHmac } from 'node:crypto';
 import type Koa from 'koa';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Db } from '../../db/knex';
+import {
+  claimIdempotencyKey, findIdempotencyKey, releaseIdempotencyKey, reserveIdempotentResource, storeIdempotentAnswer,
+} from '../../db/idempotency';
 import { ApiError, errorBody } from '../errors';
 import type { Vault } from '../../lib/vault';
 import { toApiError } from './errors';
@@ -65,13 +68,13 @@ export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middlewar
     const scope = scopeOf(ctx.state.principal as Principal, ctx.query.account_id);
     const hash = requestHash(ctx, pepper);
 
-    const claimed = await claim(db, scope, key, hash);
+    const claimed = await claimIdempotencyKey(db, { scope, key, requestHash: hash, retentionMs: RETENTION_MS, staleAfterMs: STALE_LOCK_MS });
     if (!claimed) {
-      const row = await db('core.idempotency_keys').where({ scope, key }).first();
+      const row = await findIdempotencyKey(db, scope, key);
       if (!row) throw new ApiError('idempotency_key_in_use'); // released between our two statements
       if (row.request_hash !== hash) throw new ApiError('idempotency_key_reused');
       if (row.state !== 'done') throw new ApiError('idempotency_key_in_use');
-      ctx.status = row.response_status;
+      ctx.status = row.response_status ?? 200;
       ctx.set(row.response_headers ?? {});
       ctx.set('Idempotent-Replayed', 'true');
       ctx.body = unseal(vault, row.response_body);
@@ -79,42 +82,19 @@ export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middlewar
     }
 
     ctx.state.idempotency = {
-      reserve: async (fresh: string) => {
-        const [row] = await db('core.idempotency_keys').where({ scope, key })
-          .update({ resource_id: db.raw('COALESCE(resource_id, ?)', [fresh]) }).returning('resource_id');
-        return (row?.resource_id as string | undefined) ?? fresh;
-      },
+      reserve: (fresh: string) => reserveIdempotentResource(db, scope, key, fresh),
     } satisfies IdempotencyState;
     try {
       await next();
     } catch (err) {
       const apiError = toApiError(err, ctx.state.requestId);
       if (kept(apiError.status)) await store(db, vault, scope, key, apiError.status, errorBody(apiError), apiError.headers);
-      else await db('core.idempotency_keys').where({ scope, key }).del();
+      else await releaseIdempotencyKey(db, scope, key);
       throw apiError;
     }
     if (kept(ctx.status)) await store(db, vault, scope, key, ctx.status, ctx.body, {});
-    else await db('core.idempotency_keys').where({ scope, key }).del();
+    else await releaseIdempotencyKey(db, scope, key);
   };
-}
-
-async function claim(db: Db, scope: string, key: string, hash: string): Promise<boolean> {
-  const now = Date.now();
-  const inserted = await db.raw(
-    `INSERT INTO core.idempotency_keys (scope, key, request_hash, state, locked_at, created_at, expires_at)
-     VALUES (?, ?, ?, 'in_progress', now(), now(), ?)
-     ON CONFLICT (scope, key) DO UPDATE
-       SET request_hash = EXCLUDED.request_hash, state = 'in_progress', response_status = NULL,
-           response_body = NULL, response_headers = NULL, locked_at = now(), created_at = now(),
-           expires_at = EXCLUDED.expires_at,
-           -- a crashed request's reserved resource stays reserved; an expired key starts afresh
-           resource_id = CASE WHEN core.idempotency_keys.expires_at < now() THEN NULL ELSE core.idempotency_keys.resource_id END
-       WHERE core.idempotency_keys.expires_at < now()
-          OR (core.idempotency_keys.state = 'in_progress' AND core.idempotency_keys.locked_at < ?)
-     RETURNING key`,
-    [scope, key, hash, new Date(now + RETENTION_MS), new Date(now - STALE_LOCK_MS)],
-  );
-  return inserted.rows.length === 1;
 }
 
 /**
@@ -122,14 +102,7 @@ async function claim(db: Db, scope: string, key: string, hash: string): Promise<
  * key, a webhook signing secret), and the idempotency table must not keep it readable for 24 hours.
  */
 async function store(db: Db, vault: Vault, scope: string, key: string, status: number, body: unknown, headers: Record<string, string>) {
-  await db('core.idempotency_keys')
-    .where({ scope, key })
-    .update({
-      state: 'done',
-      response_status: status,
-      response_body: JSON.stringify({ sealed: vault.encryptJson(body ?? null) }),
-      response_headers: JSON.stringify(headers),
-    });
+  await storeIdempotentAnswer(db, scope, key, { status, body: { sealed: vault.encryptJson(body ?? null) }, headers });
 }
 
 function unseal(vault: Vault, stored: unknown): unknown {
@@ -146,9 +119,4 @@ export interface IdempotencyState {
 export async function reserveResourceId(ctx: Koa.Context, fresh: string): Promise<string> {
   const state = ctx.state.idempotency as IdempotencyState | undefined;
   return state ? state.reserve(fresh) : fresh;
-}
-
-/** Drops keys past their 24 h retention; run periodically by the API process. */
-export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
-  return db('core.idempotency_keys').where('expires_at', '<', db.fn.now()).del();
 }

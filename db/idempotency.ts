@@ -1,0 +1,79 @@
+import type { Db } from './knex';
+
+/**
+ * The idempotency store: `core.idempotency_keys`. One row per (scope, key): claimed by the first request,
+ * then holding its sealed answer for the retention period. The sealing itself is the caller's (the vault
+ * lives with the API); this store only keeps what it is given.
+ */
+
+export interface IdempotencyRow {
+  scope: string;
+  key: string;
+  request_hash: string;
+  state: 'in_progress' | 'done';
+  response_status: number | null;
+  response_body: unknown;
+  response_headers: Record<string, string> | null;
+  resource_id: string | null;
+  locked_at: Date;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const TABLE = 'core.idempotency_keys';
+
+/**
+ * Claims (scope, key) for a request with one INSERT … ON CONFLICT, so concurrent arrivals cannot both
+ * run: true when this request may run. An expired key, or one held longer than `staleAfterMs` (its
+ * request crashed), is taken over; a crashed request's reserved resource id stays reserved.
+ */
+export async function claimIdempotencyKey(db: Db, claim: { scope: string; key: string; requestHash: string; retentionMs: number; staleAfterMs: number }): Promise<boolean> {
+  const now = Date.now();
+  const inserted = await db.raw<{ rows: unknown[] }>(
+    `INSERT INTO core.idempotency_keys (scope, key, request_hash, state, locked_at, created_at, expires_at)
+     VALUES (?, ?, ?, 'in_progress', now(), now(), ?)
+     ON CONFLICT (scope, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, state = 'in_progress', response_status = NULL,
+           response_body = NULL, response_headers = NULL, locked_at = now(), created_at = now(),
+           expires_at = EXCLUDED.expires_at,
+           -- a crashed request's reserved resource stays reserved; an expired key starts afresh
+           resource_id = CASE WHEN core.idempotency_keys.expires_at < now() THEN NULL ELSE core.idempotency_keys.resource_id END
+       WHERE core.idempotency_keys.expires_at < now()
+          OR (core.idempotency_keys.state = 'in_progress' AND core.idempotency_keys.locked_at < ?)
+     RETURNING key`,
+    [claim.scope, claim.key, claim.requestHash, new Date(now + claim.retentionMs), new Date(now - claim.staleAfterMs)],
+  );
+  return inserted.rows.length === 1;
+}
+
+export async function findIdempotencyKey(db: Db, scope: string, key: string): Promise<IdempotencyRow | undefined> {
+  return db<IdempotencyRow>(TABLE).where({ scope, key }).first();
+}
+
+/** The id to create a resource under: the one reserved under the key already, else `fresh`, reserved now. */
+export async function reserveIdempotentResource(db: Db, scope: string, key: string, fresh: string): Promise<string> {
+  const [row] = await db<IdempotencyRow>(TABLE).where({ scope, key })
+    .update({ resource_id: db.raw('COALESCE(resource_id, ?)', [fresh]) as unknown as string })
+    .returning('resource_id');
+  return row?.resource_id ?? fresh;
+}
+
+/** Keeps the (already sealed) answer for replay. */
+export async function storeIdempotentAnswer(db: Db, scope: string, key: string, answer: { status: number; body: unknown; headers: Record<string, string> }): Promise<void> {
+  await db(TABLE).where({ scope, key }).update({
+    state: 'done',
+    response_status: answer.status,
+    response_body: JSON.stringify(answer.body),
+    response_headers: JSON.stringify(answer.headers),
+  });
+}
+
+/** Frees the key: the answer is not one to replay (a retry may still succeed). */
+export async function releaseIdempotencyKey(db: Db, scope: string, key: string): Promise<void> {
+  await db(TABLE).where({ scope, key }).del();
+}
+
+/** Drops keys past their retention; run periodically by the API process. */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  return db(TABLE).where('expires_at', '<', db.fn.now()).del();
+}
