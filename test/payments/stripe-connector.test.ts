@@ -4,6 +4,8 @@ import { CARDS, card, confirm, createPayment, getPayment, pay, startSimulator, T
 import { createConfig, createProvider, systemToken } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { startStripeDouble, StripeDouble } from '../doubles/stripe/server';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { flatten } from '../support/history';
 
 // The stripe connector end to end: the real API, Postgres and Temporal, the adapter speaking to the
 // local double of Stripe's API (test/doubles/stripe) at the HTTP boundary. A sandbox account, since a
@@ -96,6 +98,13 @@ describe('payments through stripe', () => {
     expect(intents).toHaveLength(1);
     expect(intents[0]).toMatchObject({ status: 'succeeded', capture_method: 'automatic', amount: 2500, currency: 'usd' });
     expect(double.state().creates_by_key[charge.id]).toBe(1);
+    // Neither the Stripe secret key nor the card is in the payment's Temporal history.
+    const client = await stack.deps.temporal();
+    const history = flatten(await client.workflow.getHandle(paymentWorkflowId(res.body.data.id)).fetchHistory()).join('\n');
+    expect(history).toContain(charge.id);
+    expect(history).not.toContain('sk_test_switchboard_0001');
+    expect(history).not.toContain('whsec_test_0001');
+    expect(history).not.toContain(CARDS.visa);
   });
 
   it('authorizes with manual capture, then captures part', async () => {

@@ -160,6 +160,17 @@ describe('the stripe adapter against the double', () => {
     expect(await a.getStatus({ credentials, idempotencyKey: key() })).toMatchObject({ lookup: 'not_found' });
   });
 
+  it('a capture answered 5xx is confirmed from the intent itself', async () => {
+    const a = adapter();
+    const k = key();
+    const auth = await a.authorize({ credentials, idempotencyKey: k, amount: 1000, currency: 'USD', installments: 1, card: card('4242424242424242') });
+    const ref = (auth.outcome as { providerReference: string }).providerReference;
+    double.behave({ fail_with_500: true, match: `POST /v1/payment_intents/${ref}/capture` });
+    const cap = await a.capture({ credentials, idempotencyKey: `${k}:capture`, providerReference: ref });
+    expect(cap.outcome).toMatchObject({ kind: 'approved', capturedAmount: 1000 });
+    expect(cap.exchange).toMatchObject({ operation: 'get_status', request: { method: 'GET', path: `/v1/payment_intents/${ref}` } });
+  });
+
   it('a timeout after sending and a dropped connection are unknown; a refused connection is a transport error', async () => {
     const a = adapter();
     double.behave({ latency_ms: 1500 });

@@ -100,6 +100,21 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     return { outcome, exchange: record(reply.exchange, outcome, reply.kind === 'error' ? providerCodeOf(reply.exchange) : undefined) };
   }
 
+  /**
+   * A capture or void whose outcome is unknown: the intent itself tells whether it got there (replaying
+   * under the same key would only replay a stored 5xx). Still unknown when it did not.
+   */
+  async function settledBy(input: CaptureInput | VoidInput, result: OperationOutput, target: 'succeeded' | 'canceled'): Promise<OperationOutput> {
+    if (result.outcome.kind !== 'unknown') return result;
+    const reply = await send(input.credentials, {
+      operation: 'get_status', idempotencyKey: input.idempotencyKey, method: 'GET', path: `/v1/payment_intents/${input.providerReference}`,
+      send: (stripe) => stripe.paymentIntents.retrieve(input.providerReference),
+    });
+    if (reply.kind === 'error' || reply.value.status !== target) return result;
+    const outcome = intentOutcome(reply.value);
+    return { outcome, exchange: record(reply.exchange, outcome) };
+  }
+
   return {
     identifier: STRIPE_CATALOGUE.identifier,
     capabilities: STRIPE_CATALOGUE.capabilities,
@@ -134,9 +149,9 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
       }, intentOutcome);
     },
 
-    capture(input: CaptureInput) {
+    async capture(input: CaptureInput) {
       const params = input.amount === undefined ? {} : { amount_to_capture: input.amount };
-      return operate(input.credentials, {
+      const result = await operate(input.credentials, {
         operation: 'capture',
         idempotencyKey: input.idempotencyKey,
         method: 'POST',
@@ -144,16 +159,18 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
         summary: params,
         send: (stripe) => stripe.paymentIntents.capture(input.providerReference, params, { idempotencyKey: input.idempotencyKey }),
       }, intentOutcome);
+      return settledBy(input, result, 'succeeded');
     },
 
-    void(input: VoidInput) {
-      return operate(input.credentials, {
+    async void(input: VoidInput) {
+      const result = await operate(input.credentials, {
         operation: 'void',
         idempotencyKey: input.idempotencyKey,
         method: 'POST',
         path: `/v1/payment_intents/${input.providerReference}/cancel`,
         send: (stripe) => stripe.paymentIntents.cancel(input.providerReference, {}, { idempotencyKey: input.idempotencyKey }),
       }, intentOutcome);
+      return settledBy(input, result, 'canceled');
     },
 
     refund(input: RefundInput) {
