@@ -116,7 +116,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       }));
       if (result.outcome.kind === 'unknown' && provider.capabilities.statusLookup) {
         // The call may have landed: the processor's own record under our key tells.
-        const status = await withHeartbeat(provider.getStatus({ credentials, idempotencyKey: refund.id }));
+        const status = await withHeartbeat(provider.getStatus({ credentials, idempotencyKey: refund.id, providerReference: charge.provider_reference ?? undefined }));
         if (status.lookup === 'found' && status.operation === 'refund') result = { outcome: status.outcome, exchange: status.exchange };
       }
       const { outcome } = result;

@@ -314,7 +314,7 @@ export async function loadRoutingInputs(db: Knex, env: Environment, accountId: s
 /** A config and the provider behind it, as an activity about to call the provider needs them (no secrets). */
 export interface ConfigProvider {
   config: Pick<ProviderConfigRow, 'id' | 'name' | 'payment_provider_id' | 'merchant_capabilities' | 'deleted'>;
-  provider: Pick<PaymentProviderRow, 'id' | 'name' | 'identifier'>;
+  provider: Pick<PaymentProviderRow, 'id' | 'name' | 'identifier' | 'config'>;
 }
 
 /**
@@ -322,14 +322,14 @@ export interface ConfigProvider {
  * ProviderConfigNotFoundError when the config does not exist in that environment.
  */
 export async function findConfigProvider(db: Knex, env: Environment, configId: string): Promise<ConfigProvider> {
-  const row: (ConfigProvider['config'] & { provider_name: string; identifier: string }) | undefined =
+  const row: (ConfigProvider['config'] & { provider_name: string; identifier: string; provider_config: Json | null }) | undefined =
     await db(`${envTable(env, 'payment_provider_configs')} as c`)
       .join(`${envTable(env, 'payment_providers')} as p`, 'p.id', 'c.payment_provider_id')
       .where('c.id', configId)
-      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'p.name as provider_name', 'p.identifier');
+      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'p.name as provider_name', 'p.identifier', 'p.config as provider_config');
   if (!row) throw new ProviderConfigNotFoundError(configId, env);
-  const { provider_name: providerName, identifier, ...config } = row;
-  return { config, provider: { id: config.payment_provider_id, name: providerName, identifier } };
+  const { provider_name: providerName, identifier, provider_config: providerConfig, ...config } = row;
+  return { config, provider: { id: config.payment_provider_id, name: providerName, identifier, config: providerConfig ?? {} } };
 }
 
 /**

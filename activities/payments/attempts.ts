@@ -26,7 +26,11 @@ async function captureAfterApproval(args: AttemptArgs, providerReference: string
 async function withAutoCapture(args: AttemptArgs, operation: { outcome: ProviderOutcome; exchange: OperationOutput['exchange'] }, provider: OpenProvider) {
   const exchanges = [operation.exchange];
   let captured: ProviderOutcome | undefined;
-  if (operation.outcome.kind === 'approved' && args.capture) {
+  // A provider that captured with the authorization (capture_method automatic) needs no second call.
+  const capturedAlready = operation.outcome.kind === 'approved' && operation.outcome.capturedAmount > 0
+    && operation.outcome.capturedAmount >= operation.outcome.authorizedAmount;
+  if (capturedAlready) captured = operation.outcome;
+  else if (operation.outcome.kind === 'approved' && args.capture) {
     const capture = await captureAfterApproval(args, operation.outcome.providerReference, provider);
     exchanges.push(capture.exchange);
     captured = capture.outcome;
@@ -94,6 +98,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         installments: payment.installments,
         card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc ?? undefined, holder_name: card.holderName ?? undefined },
         metadata: { payment_id: args.paymentId, account_id: args.accountId },
+        capture: args.capture,
       }));
       await wipeCvc(db, env, args.paymentMethodId);
       const { exchanges, captured } = await withAutoCapture(args, authorization, provider);
@@ -118,7 +123,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       }
       if (status.lookup === 'not_found') {
         const since = charge.details?.unknown_since ? Date.parse(charge.details.unknown_since) : charge.updated_at.getTime();
-        const settled = Date.now() - since > 2 * deps.config.providerTimeoutMs;
+        const settled = Date.now() - since > Math.max(2 * deps.config.providerTimeoutMs, provider.adapter.notFoundSettleMs ?? 0);
         if (!settled) return { outcome: 'unknown', paymentStatus: 'PROCESSING', eventIds: [], pending: true };
         const result = await applyOutcome(db, args, { kind: 'transport_error', error: 'the provider has no record of the charge' }, [status.exchange]);
         return { ...result, pending: false };

@@ -24,10 +24,17 @@ export async function openProvider(
   try {
     const found = await findConfigProvider(deps.db, env, configId);
     const credentials = await loadProviderCredentials(deps.db, deps.vault, env, configId);
-    const adapter = getAdapter(found.provider.identifier, { simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs });
+    const adapter = getAdapter(found.provider.identifier, {
+      simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs, apiBase: apiBaseOf(found.provider.config),
+    });
     return { ...found, adapter, credentials };
   } catch (err) {
     if (err instanceof ProviderConfigNotFoundError) throw ApplicationFailure.nonRetryable(`provider config ${configId} is gone`, 'not_found');
     throw err;
   }
+}
+
+/** A provider's `config.api_base` (validated when the provider was registered), if it has one. */
+function apiBaseOf(config: Record<string, unknown> | null | undefined): string | undefined {
+  return typeof config?.api_base === 'string' ? config.api_base : undefined;
 }

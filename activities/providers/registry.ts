@@ -4,6 +4,7 @@
 
 import { AdapterIdentifier, isAdapterIdentifier, UnknownProviderAdapterError } from '../../lib/providers/catalogue';
 import { createSandboxAdapter } from './sandbox';
+import { createStripeAdapter } from './stripe';
 import { ProviderAdapter } from './types';
 
 export interface AdapterOptions {
@@ -12,6 +13,8 @@ export interface AdapterOptions {
   /** How long a provider call may wait for its answer before the outcome is `unknown`. */
   requestTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /** The provider's `config.api_base`, for adapters that take one (stripe). */
+  apiBase?: string;
 }
 
 export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:4010';
@@ -22,6 +25,7 @@ const ADAPTERS: Record<AdapterIdentifier, (options: AdapterOptions) => ProviderA
     timeoutMs: options.requestTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs,
   }),
+  stripe: (options) => createStripeAdapter({ apiBase: options.apiBase, timeoutMs: options.requestTimeoutMs }),
 };
 
 // One adapter per identifier and options, so connection pools are shared rather than leaked per call.
@@ -30,7 +34,7 @@ const instances = new Map<string, ProviderAdapter>();
 /** The adapter for a provider's `identifier`; throws UnknownProviderAdapterError for an unknown one. */
 export function getAdapter(identifier: string, options: AdapterOptions = {}): ProviderAdapter {
   if (!isAdapterIdentifier(identifier)) throw new UnknownProviderAdapterError(identifier);
-  const cacheKey = `${identifier} ${JSON.stringify([options.simulatorUrl, options.requestTimeoutMs, options.connectTimeoutMs])}`;
+  const cacheKey = `${identifier} ${JSON.stringify([options.simulatorUrl, options.requestTimeoutMs, options.connectTimeoutMs, options.apiBase])}`;
   let adapter = instances.get(cacheKey);
   if (!adapter) {
     adapter = ADAPTERS[identifier](options);

@@ -78,6 +78,8 @@ export interface ProviderExchange {
   /** For get_status, `not_found` when the provider has no operation under the key. */
   outcome: OutcomeKind | 'not_found';
   decline_code?: string;
+  /** The provider's own code behind `decline_code`, when it has one (e.g. Stripe's `decline_code`). */
+  provider_code?: string;
   error?: string;
   started_at: string;
   duration_ms: number;
@@ -98,6 +100,12 @@ export interface AuthorizeInput extends OperationInput {
   installments: number;
   card: CardData;
   metadata?: Record<string, string>;
+  /**
+   * The payment captures at once. An adapter whose provider can authorize and capture in one call may
+   * do so (its Approved then has capturedAmount = authorizedAmount, and no separate capture follows);
+   * others ignore it and the capture follows under `<charge id>:capture`.
+   */
+  capture?: boolean;
 }
 
 export interface CaptureInput extends OperationInput {
@@ -119,6 +127,8 @@ export interface GetStatusInput {
   credentials: ProviderCredentials;
   /** The key of the operation to look up (e.g. the charge id an authorize was sent with). */
   idempotencyKey: string;
+  /** The provider's id of the charge, when known (a refund's look-up): some providers find refunds under it. */
+  providerReference?: string;
 }
 
 export interface OperationOutput {
@@ -150,4 +160,9 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
   void(input: VoidInput): Promise<VoidOutput>;
   refund(input: RefundInput): Promise<RefundOutput>;
   getStatus(input: GetStatusInput): Promise<GetStatusOutput>;
+  /**
+   * How long after an unknown outcome a `not_found` look-up becomes conclusive, when longer than twice
+   * the call's timeout (a provider whose look-up lags behind its writes, e.g. Stripe's search index).
+   */
+  notFoundSettleMs?: number;
 }

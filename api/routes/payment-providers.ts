@@ -77,6 +77,8 @@ export const paymentProviderRoutes = [
         });
       }
       const adapter = catalogueEntry(body.identifier);
+      const configErrors = adapter.configErrors?.(body.config ?? {}, query.sandbox_mode === true, 'body/config') ?? [];
+      if (configErrors.length) throw ApiError.validation(configErrors);
       const schemas: Record<string, unknown> = { ...(body.schemas ?? {}) };
       if (schemas.credentials === undefined) {
         schemas.credentials = adapter.credentialsSchema;

@@ -4,10 +4,12 @@
 // line is checked against this list).
 
 import { SANDBOX_CATALOGUE } from './sandbox';
+import { STRIPE_CATALOGUE } from './stripe';
 import type { MethodTemplate, ProviderCatalogueEntry } from './types';
 
 const CATALOGUE = {
   sandbox: SANDBOX_CATALOGUE,
+  stripe: STRIPE_CATALOGUE,
 } as const satisfies Record<string, ProviderCatalogueEntry>;
 
 export type AdapterIdentifier = keyof typeof CATALOGUE;

@@ -1,6 +1,7 @@
 // What the sandbox provider offers: its default method catalogue, credentials schema and capabilities.
 
 import { Static, Type } from '@sinclair/typebox';
+import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
 import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
 
 export const SANDBOX_IDENTIFIER = 'sandbox';
@@ -25,38 +26,9 @@ export const SandboxCredentialsSchema = Type.Object(
 
 export type SandboxCredentials = Static<typeof SandboxCredentialsSchema>;
 
-export const SANDBOX_CAPABILITIES: ProviderCapabilities = {
-  separateCapture: true,
-  partialCapture: true,
-  void: true,
-  refund: true,
-  partialRefund: true,
-  statusLookup: true,
-  installments: true,
-};
+export const SANDBOX_CAPABILITIES: ProviderCapabilities = cardProcessorCapabilities(true);
 
-const CARD_NETWORKS = [
-  ['VISA', 'Visa'],
-  ['MASTERCARD', 'Mastercard'],
-  ['AMEX', 'American Express'],
-  ['DISCOVER', 'Discover'],
-] as const;
-
-export const SANDBOX_DEFAULT_METHODS: readonly MethodTemplate[] = CARD_NETWORKS.map(([network, brand]) => ({
-  name: `${brand} credit card`,
-  category: 'CARD',
-  type: 'CREDIT_CARD',
-  network,
-  installments_supported: true,
-  txn_mappings: [
-    {
-      strategy: 'SDK',
-      strategy_identifier: SANDBOX_IDENTIFIER,
-      type: 'CARD_PAYMENT',
-      capabilities: { authorize: true, capture: true, partial_capture: true, void: true, refund: true, partial_refund: true, installments: true },
-    },
-  ],
-}));
+export const SANDBOX_DEFAULT_METHODS: readonly MethodTemplate[] = cardMethodTemplates(SANDBOX_IDENTIFIER, true);
 
 export const SANDBOX_CATALOGUE: ProviderCatalogueEntry = {
   identifier: SANDBOX_IDENTIFIER,

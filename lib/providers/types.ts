@@ -43,4 +43,9 @@ export interface ProviderCatalogueEntry {
   readonly defaultMethods: readonly MethodTemplate[];
   /** JSON Schema (ajv, draft-07 compatible) for a provider config's `credentials`. */
   readonly credentialsSchema: Record<string, unknown>;
+  /**
+   * The field errors of a provider's `config` as the system actor registers it (paths below `root`),
+   * for adapters that read something from it (e.g. stripe's `api_base`). Absent: any object goes.
+   */
+  readonly configErrors?: (config: Record<string, unknown>, sandbox: boolean, root: string) => { path: string; message: string }[];
 }

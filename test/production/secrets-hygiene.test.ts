@@ -7,17 +7,7 @@ import { card, CARDS, paymentsFixture, startSimulator, TestSimulator } from '../
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 import { enabledEndpoint, Receiver } from '../webhooks/support';
 import { ChildProcessHandle, spawnApi } from './support';
-
-/** Every string and byte array in a history, payloads decoded, as one searchable text. */
-function flatten(value: unknown, out: string[] = []): string[] {
-  if (value === null || value === undefined) return out;
-  if (typeof value === 'string') out.push(value);
-  else if (value instanceof Uint8Array) out.push(Buffer.from(value).toString('utf8'));
-  else if (Array.isArray(value)) for (const v of value) flatten(v, out);
-  else if (typeof value === 'object') for (const v of Object.values(value)) flatten(v, out);
-  else out.push(String(value));
-  return out;
-}
+import { flatten } from '../support/history';
 
 /**
  * A full scenario through real API and worker processes (payments with raw cards, a stored card, a

@@ -1,0 +1,5 @@
+export { createStripeAdapter, errorOutcome, intentOutcome, CHARGE_ID_METADATA, REFUND_ID_METADATA, SEARCH_SETTLE_MS, STRIPE_API_VERSION } from './adapter';
+export type { StripeAdapterOptions } from './adapter';
+export type { StripeCredentials } from '../../../lib/providers/stripe';
+export { STRIPE_DECLINE_CODES, stripeDecline } from './decline-codes';
+export type { StripeDecline } from './decline-codes';

@@ -1,0 +1,301 @@
+// A local double of Stripe's HTTP API (the parts the `stripe` adapter uses), on 127.0.0.1 and a random
+// port. It checks requests as Stripe does (Bearer sk_test_ key, form-encoded bodies, Idempotency-Key:
+// same key + same params → the stored answer, 5xx included; same key + other params → 400
+// idempotency_error) and answers with Stripe's published resource shapes (./fixtures, MIT).
+//
+// Test cards: https://docs.stripe.com/testing. Knobs: POST /__double/behaviour; state: GET /__double/state.
+
+import { randomBytes } from 'node:crypto';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fixtures from './fixtures/resources.json';
+
+type Params = Record<string, any>;
+
+/** What a card number makes the issuer say: approve, decline (code, decline_code) or ask for 3-D Secure. */
+export const TEST_CARDS: Record<string, { decline?: { code: string; decline_code?: string; message: string }; action?: true }> = {
+  '4242424242424242': {},
+  '5555555555554444': {},
+  '378282246310005': {},
+  '6011111111111117': {},
+  '4000000000000002': { decline: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' } },
+  '4000000000009995': { decline: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } },
+  '4000000000009987': { decline: { code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' } },
+  '4000000000009979': { decline: { code: 'card_declined', decline_code: 'stolen_card', message: 'Your card was declined.' } },
+  '4100000000000019': { decline: { code: 'card_declined', decline_code: 'fraudulent', message: 'Your card was declined.' } },
+  '4000000000000069': { decline: { code: 'expired_card', decline_code: 'expired_card', message: 'Your card has expired.' } },
+  '4000000000000127': { decline: { code: 'incorrect_cvc', decline_code: 'incorrect_cvc', message: 'Your card\'s security code is incorrect.' } },
+  '4000000000000119': { decline: { code: 'processing_error', decline_code: 'processing_error', message: 'An error occurred while processing your card. Try again in a little bit.' } },
+  '4000000000003220': { action: true },
+};
+
+export interface Behaviour {
+  /** Answer this late (the operation is done at once, as a slow network would have it). */
+  latency_ms?: number;
+  /** Do the operation, then answer 500 (stored under the idempotency key, as Stripe does). */
+  fail_with_500?: boolean;
+  /** Do the operation, then destroy the connection without an answer. */
+  drop_connection?: boolean;
+  /** How many matching requests the behaviour applies to (default 1). */
+  times?: number;
+  /** Which requests: method and path prefix (default `POST /v1/payment_intents`). */
+  match?: string;
+}
+
+interface Stored { fingerprint: string; status: number; body: unknown }
+
+export interface StripeDouble {
+  url: string;
+  /** Intents, refunds, and how many intents each idempotency key created. */
+  state(): { intents: any[]; refunds: any[]; creates_by_key: Record<string, number>; requests: { method: string; path: string; idempotency_key?: string }[] };
+  behave(behaviour: Behaviour): void;
+  close(): Promise<void>;
+}
+
+const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Stripe's form encoding: a[b][c]=v and a[0]=v, nested. */
+export function parseForm(text: string): Params {
+  const out: Params = {};
+  for (const [key, value] of new URLSearchParams(text)) {
+    const parts = key.replace(/\]/g, '').split('[');
+    let target: any = out;
+    parts.forEach((part, i) => {
+      if (i === parts.length - 1) target[part] = value;
+      else target = target[part] ??= /^\d+$/.test(parts[i + 1]) ? [] : {};
+    });
+  }
+  return out;
+}
+
+function stripeError(status: number, error: Record<string, unknown>) {
+  return { status, body: { error } };
+}
+
+export async function startStripeDouble(): Promise<StripeDouble> {
+  const intents = new Map<string, any>();
+  const charges = new Map<string, any>();
+  const refunds = new Map<string, any>();
+  const idempotency = new Map<string, Stored>();
+  const createsByKey: Record<string, number> = {};
+  const requests: { method: string; path: string; idempotency_key?: string }[] = [];
+  let behaviour: Behaviour | undefined;
+  let remaining = 0;
+
+  const intentView = (pi: any, expand: string[] = []) => ({
+    ...pi,
+    latest_charge: expand.includes('latest_charge') && pi.latest_charge ? charges.get(pi.latest_charge) : pi.latest_charge,
+  });
+
+  function createIntent(p: Params): { status: number; body: unknown } {
+    const amount = Number(p.amount);
+    if (!Number.isInteger(amount) || amount < 50) return stripeError(400, { type: 'invalid_request_error', code: 'amount_too_small', param: 'amount', message: 'Amount must be at least $0.50 usd' });
+    if (typeof p.currency !== 'string' || !/^[a-z]{3}$/.test(p.currency)) return stripeError(400, { type: 'invalid_request_error', code: 'parameter_invalid', param: 'currency', message: 'Invalid currency' });
+    const captureMethod = p.capture_method ?? 'automatic';
+    if (!['automatic', 'manual', 'automatic_async'].includes(captureMethod)) return stripeError(400, { type: 'invalid_request_error', code: 'parameter_invalid', param: 'capture_method', message: 'Invalid capture_method' });
+    const card = p.payment_method_data?.card;
+    if (p.payment_method_data?.type !== 'card' || !card?.number) {
+      return stripeError(400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'payment_method_data[card][number]', message: 'Missing required param: payment_method_data[card][number].' });
+    }
+    const pi: any = {
+      ...fixtures.payment_intent,
+      id: id('pi'), amount, amount_capturable: 0, amount_received: 0, capture_method: captureMethod, created: now(), currency: p.currency,
+      canceled_at: null, cancellation_reason: null, last_payment_error: null, latest_charge: null, next_action: null,
+      metadata: p.metadata ?? {}, payment_method: id('pm'), payment_method_types: ['card'], status: 'requires_confirmation',
+    };
+    pi.client_secret = `${pi.id}_secret_${randomBytes(8).toString('hex')}`;
+    intents.set(pi.id, pi);
+    if (p.confirm !== 'true') return { status: 200, body: pi };
+    const outcome = TEST_CARDS[card.number] ?? (/^4\d{15}$/.test(card.number) ? {} : { decline: { code: 'incorrect_number', message: 'Your card number is incorrect.' } });
+    if (outcome.action) {
+      Object.assign(pi, { status: 'requires_action', next_action: { type: 'use_stripe_sdk', use_stripe_sdk: {} } });
+      return { status: 200, body: pi };
+    }
+    const charge: any = {
+      ...fixtures.charge, id: id('ch'), amount, amount_captured: 0, amount_refunded: 0, captured: false, created: now(), currency: p.currency,
+      metadata: pi.metadata, payment_intent: pi.id, refunded: false,
+    };
+    charges.set(charge.id, charge);
+    pi.latest_charge = charge.id;
+    if (outcome.decline) {
+      const error = { type: 'card_error', ...outcome.decline, charge: charge.id, doc_url: `https://stripe.com/docs/error-codes/${outcome.decline.code}` };
+      Object.assign(charge, { status: 'failed', paid: false, failure_code: outcome.decline.code, failure_message: outcome.decline.message });
+      Object.assign(pi, { status: 'requires_payment_method', last_payment_error: error, payment_method: null });
+      return stripeError(402, { ...error, payment_intent: pi });
+    }
+    if (captureMethod === 'manual') {
+      Object.assign(pi, { status: 'requires_capture', amount_capturable: amount });
+    } else {
+      Object.assign(pi, { status: 'succeeded', amount_received: amount });
+      Object.assign(charge, { captured: true, amount_captured: amount });
+    }
+    return { status: 200, body: pi };
+  }
+
+  function capture(pi: any, p: Params) {
+    if (pi.status !== 'requires_capture') return unexpectedState(pi, 'capture');
+    const amount = p.amount_to_capture === undefined ? pi.amount_capturable : Number(p.amount_to_capture);
+    if (!Number.isInteger(amount) || amount < 1 || amount > pi.amount_capturable) {
+      return stripeError(400, { type: 'invalid_request_error', code: 'amount_too_large', param: 'amount_to_capture', message: 'The amount to capture exceeds the capturable amount.' });
+    }
+    const charge = charges.get(pi.latest_charge);
+    Object.assign(charge, { captured: true, amount_captured: amount });
+    Object.assign(pi, { status: 'succeeded', amount_capturable: 0, amount_received: amount });
+    return { status: 200, body: pi };
+  }
+
+  function cancel(pi: any) {
+    if (!['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action'].includes(pi.status)) return unexpectedState(pi, 'cancel');
+    Object.assign(pi, { status: 'canceled', amount_capturable: 0, canceled_at: now(), cancellation_reason: null });
+    return { status: 200, body: pi };
+  }
+
+  function unexpectedState(pi: any, what: string) {
+    return stripeError(400, {
+      type: 'invalid_request_error', code: 'payment_intent_unexpected_state',
+      message: `You cannot ${what} this PaymentIntent because it has a status of ${pi.status}.`, payment_intent: pi,
+    });
+  }
+
+  function createRefund(p: Params) {
+    const pi = intents.get(p.payment_intent);
+    if (!pi) return stripeError(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_intent', message: `No such payment_intent: '${p.payment_intent}'` });
+    const charge = charges.get(pi.latest_charge);
+    if (pi.status !== 'succeeded' || !charge) return stripeError(400, { type: 'invalid_request_error', code: 'charge_not_captured', message: 'This PaymentIntent has no captured charge to refund.' });
+    const left = charge.amount_captured - charge.amount_refunded;
+    const amount = p.amount === undefined ? left : Number(p.amount);
+    if (left <= 0) return stripeError(400, { type: 'invalid_request_error', code: 'charge_already_refunded', message: `Charge ${charge.id} has already been refunded.` });
+    if (!Number.isInteger(amount) || amount < 1 || amount > left) {
+      return stripeError(400, { type: 'invalid_request_error', code: 'amount_too_large', param: 'amount', message: `Refund amount ($${amount / 100}) is greater than unrefunded amount on charge ($${left / 100})` });
+    }
+    Object.assign(charge, { amount_refunded: charge.amount_refunded + amount, refunded: charge.amount_refunded + amount === charge.amount_captured });
+    const refund = {
+      ...fixtures.refund, id: id('re'), amount, charge: charge.id, created: now(), currency: charge.currency, metadata: p.metadata ?? {},
+      payment_intent: pi.id, status: 'succeeded',
+    };
+    refunds.set(refund.id, refund);
+    return { status: 200, body: refund };
+  }
+
+  const refundView = (refund: any, expand: string[]) => ({ ...refund, charge: expand.includes('charge') || expand.includes('data.charge') ? charges.get(refund.charge) : refund.charge });
+
+  /** The operation itself, once the request passed the checks (and was not an idempotent replay). */
+  function route(method: string, path: string, p: Params): { status: number; body: unknown } {
+    const expand: string[] = Array.isArray(p.expand) ? p.expand : [];
+    if (method === 'POST' && path === '/v1/payment_intents') return createIntent(p);
+    if (method === 'GET' && path === '/v1/payment_intents/search') {
+      const match = /^metadata\['([^']+)'\]:'([^']*)'$/.exec(String(p.query ?? '').trim());
+      if (!match) return stripeError(400, { type: 'invalid_request_error', code: 'parameter_invalid', param: 'query', message: 'The double understands metadata[\'key\']:\'value\' queries only.' });
+      const data = [...intents.values()].filter((pi) => pi.metadata?.[match[1]] === match[2]).map((pi) => intentView(pi, expand.map((e) => e.replace(/^data\./, ''))));
+      return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
+    }
+    if (method === 'POST' && path === '/v1/refunds') {
+      const made = createRefund(p);
+      return made.status === 200 ? { status: 200, body: refundView(made.body, expand) } : made;
+    }
+    if (method === 'GET' && path === '/v1/refunds') {
+      const data = [...refunds.values()].filter((r) => !p.payment_intent || r.payment_intent === p.payment_intent).reverse().map((r) => refundView(r, expand));
+      return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/refunds' } };
+    }
+    const m = /^\/v1\/payment_intents\/([^/]+)(?:\/(capture|cancel))?$/.exec(path);
+    if (m) {
+      const pi = intents.get(m[1]);
+      if (!pi) return stripeError(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'intent', message: `No such payment_intent: '${m[1]}'` });
+      if (method === 'GET' && !m[2]) return { status: 200, body: intentView(pi, expand) };
+      if (method === 'POST' && m[2] === 'capture') return capture(pi, p);
+      if (method === 'POST' && m[2] === 'cancel') return cancel(pi);
+    }
+    return stripeError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://double');
+    const method = req.method ?? 'GET';
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
+      res.end(JSON.stringify(body));
+    };
+
+    // The knobs and the inspection endpoint (not Stripe's).
+    if (url.pathname === '/__double/behaviour' && method === 'POST') {
+      behaviour = JSON.parse(text || '{}');
+      remaining = behaviour?.times ?? 1;
+      return answer(200, { ok: true });
+    }
+    if (url.pathname === '/__double/state') return answer(200, double.state());
+
+    const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
+    requests.push({ method, path: url.pathname, ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}) });
+    const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!auth) return answer(401, { error: { type: 'invalid_request_error', message: 'You did not provide an API key.' } });
+    if (!/^sk_test_[A-Za-z0-9_]+$/.test(auth)) return answer(401, { error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${auth.slice(0, 8)}****` } });
+    let params: Params;
+    if (method === 'POST') {
+      const type = req.headers['content-type'] ?? '';
+      if (!type.startsWith('application/x-www-form-urlencoded')) {
+        return answer(400, { error: { type: 'invalid_request_error', message: 'Invalid request: bodies must be application/x-www-form-urlencoded.' } });
+      }
+      params = parseForm(text);
+    } else {
+      params = parseForm(url.search.slice(1));
+    }
+
+    const applies = behaviour && remaining > 0 && `${method} ${url.pathname}`.startsWith(behaviour.match ?? 'POST /v1/payment_intents');
+    const knobs = applies ? behaviour! : undefined;
+    if (applies) remaining -= 1;
+
+    let reply: { status: number; body: unknown };
+    const storeKey = idempotencyKey && method === 'POST' ? `${auth} ${idempotencyKey}` : undefined;
+    const fingerprint = JSON.stringify([method, url.pathname, params]);
+    const stored = storeKey ? idempotency.get(storeKey) : undefined;
+    if (stored && stored.fingerprint !== fingerprint) {
+      reply = stripeError(400, {
+        type: 'idempotency_error',
+        message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
+      });
+    } else if (stored) {
+      reply = { status: stored.status, body: stored.body };
+      res.setHeader('idempotent-replayed', 'true');
+    } else {
+      const before = intents.size;
+      reply = route(method, url.pathname, params);
+      if (idempotencyKey && intents.size > before) createsByKey[idempotencyKey] = (createsByKey[idempotencyKey] ?? 0) + 1;
+      if (knobs?.fail_with_500) reply = stripeError(500, { type: 'api_error', message: 'An unknown error occurred' });
+      // Stripe stores every answer of an endpoint that started executing, 5xx included (not 400s from validation, but the double keeps it simple: everything but 401).
+      if (storeKey) idempotency.set(storeKey, { fingerprint, status: reply.status, body: JSON.parse(JSON.stringify(reply.body)) });
+    }
+    if (knobs?.latency_ms) await new Promise((resolve) => setTimeout(resolve, knobs.latency_ms));
+    if (knobs?.drop_connection) {
+      req.socket.destroy();
+      return;
+    }
+    if (!res.destroyed) answer(reply.status, reply.body);
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'api_error', message: String(err) } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const double: StripeDouble = {
+    url: `http://127.0.0.1:${port}`,
+    state: () => ({ intents: [...intents.values()], refunds: [...refunds.values()], creates_by_key: { ...createsByKey }, requests: [...requests] }),
+    behave(b: Behaviour) {
+      behaviour = b;
+      remaining = b.times ?? 1;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return double;
+}
