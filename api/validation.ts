@@ -17,6 +17,8 @@ const printable = (segment: string) => segment.split('\u0000').join('\\u0000');
 
 function messageOf(e: ErrorObject): string {
   if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === NO_NUL) return NUL_MESSAGE;
+  // ajv's own words omit the value a constant must have; the caller needs it to fix the request.
+  if (e.keyword === 'const') return `must be ${JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue)}`;
   return e.message ?? 'is not valid';
 }
 

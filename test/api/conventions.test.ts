@@ -211,6 +211,14 @@ describe('bad input never yields a 5xx', () => {
     expectError(await post(JSON.stringify({ name: 'x', nested: { a: { b: { c: [1, 2, { d: null }] } } } })), 400, 'unknown_field');
   });
 
+  it('names the value a constant field must have', async () => {
+    const res = await stack.http.post('/v1/payments').set(bearer(merchant.secretKey)).send({
+      amount: 100, currency: 'USD', confirm: true, payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } },
+    });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.error.details.fields).toContainEqual({ path: 'body/payment_method/type', message: 'must be "CARD"' });
+  });
+
   it('answers odd ids with 404, not 500', async () => {
     for (const id of ['x', 'acct_', "acct_'; DROP TABLE core.accounts; --", '%00', 'a'.repeat(99), '..%2F..%2Fetc']) {
       const res = await stack.http.get(`/v1/accounts/${encodeURIComponent(id)}`).set(bearer(merchant.token));
