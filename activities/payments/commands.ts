@@ -57,8 +57,10 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         if (charge.status === 'AUTHORIZED') {
           const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
           const result = await withHeartbeat(adapter.void({ credentials, idempotencyKey: `${args.chargeId}:void`, providerReference: charge.provider_reference ?? '' }));
-          if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown') {
-            throw ApplicationFailure.retryable(`void not confirmed: ${result.outcome.error}`, PAYMENT_ACTIVITY_FAILURES.voidPending);
+          // A soft decline (rate limit, processing error) released nothing either: try again, as for no answer.
+          if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown' || result.outcome.kind === 'soft_decline') {
+            const why = 'error' in result.outcome ? result.outcome.error : result.outcome.declineCode;
+            throw ApplicationFailure.retryable(`void not confirmed: ${why}`, PAYMENT_ACTIVITY_FAILURES.voidPending);
           }
           voidExchange = result.exchange;
         }

@@ -1,10 +1,11 @@
 // Helpers for building `exchanges` records that are safe to store and show.
+import type { ProviderExchange, ProviderOutcome } from './types';
 
 // Field names that may carry a card number, CVC or credential in any provider's JSON. Adapters build
 // request summaries from an allow-list; this is the second line of defence for response bodies.
 const SECRET_KEYS = new Set([
   'number', 'pan', 'card_number', 'cvc', 'cvv', 'cvc2', 'security_code',
-  'api_key', 'apikey', 'secret', 'secret_key', 'password', 'authorization', 'token', 'access_token',
+  'api_key', 'apikey', 'secret', 'secret_key', 'client_secret', 'password', 'authorization', 'token', 'access_token',
 ]);
 
 const MAX_TEXT = 4_096;
@@ -19,4 +20,14 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
   }
   if (typeof value === 'string' && value.length > MAX_TEXT) return `${value.slice(0, MAX_TEXT)}…`;
   return value;
+}
+
+/** The stored record of one exchange: its outcome, our decline code and, when there is one, the provider's own. */
+export function recordExchange(exchange: Omit<ProviderExchange, 'outcome'>, outcome: ProviderOutcome, providerCode?: string): ProviderExchange {
+  return {
+    ...exchange,
+    outcome: outcome.kind,
+    ...('declineCode' in outcome ? { decline_code: outcome.declineCode } : {}),
+    ...(providerCode ? { provider_code: providerCode } : {}),
+  };
 }

@@ -31,7 +31,6 @@ describe('the stripe decline table', () => {
     ['authentication_error', 'authentication_failed', 'soft'],
     ['resource_missing', 'charge_not_found', 'hard'],
     ['payment_intent_unexpected_state', 'invalid_state', 'hard'],
-    ['idempotency_error', 'idempotency_key_reused', 'hard'],
     ['a_code_stripe_adds_tomorrow', 'a_code_stripe_adds_tomorrow', 'soft'],
   ];
   it.each(cases)('%s → %s (%s)', (stripeCode, ours, decision) => {
@@ -135,14 +134,14 @@ describe('the stripe adapter against the double', () => {
     if (stripeCode) expect(out.exchange).toMatchObject({ response: { status: 402 }, provider_code: stripeCode });
   });
 
-  it('replays under the same key and refuses the key with other params', async () => {
+  it('replays under the same key; the key with other params is an unknown outcome, to reconcile', async () => {
     const a = adapter();
     const k = key();
     const first = await a.authorize({ credentials, idempotencyKey: k, amount: 1000, currency: 'USD', installments: 1, card: card('4242424242424242'), capture: true });
     const again = await a.authorize({ credentials, idempotencyKey: k, amount: 1000, currency: 'USD', installments: 1, card: card('4242424242424242'), capture: true });
     expect((again.outcome as { providerReference: string }).providerReference).toBe((first.outcome as { providerReference: string }).providerReference);
     const other = await a.authorize({ credentials, idempotencyKey: k, amount: 1001, currency: 'USD', installments: 1, card: card('4242424242424242'), capture: true });
-    expect(other.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'idempotency_key_reused' });
+    expect(other.outcome).toMatchObject({ kind: 'unknown' });
     expect(double.state().creates_by_key[k]).toBe(1);
   });
 

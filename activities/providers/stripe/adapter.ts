@@ -4,7 +4,7 @@
 
 import Stripe from 'stripe';
 import { STRIPE_CATALOGUE, stripeApiBaseParts, type StripeCredentials } from '../../../lib/providers/stripe';
-import { redactSecrets } from '../exchange';
+import { recordExchange as record, redactSecrets } from '../exchange';
 import type {
   Approved, AuthorizeInput, CaptureInput, GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderExchange,
   ProviderOperation, ProviderOutcome, RefundInput, VoidInput,
@@ -271,10 +271,16 @@ function declineOutcome(stripeCode: string, message?: string): ProviderOutcome {
   return { kind: decline.decision === 'hard' ? 'hard_decline' : 'soft_decline', declineCode: decline.code, ...(message ? { message } : {}) };
 }
 
-/** An error Stripe answered: 5xx is unknown (Stripe may have done it), 4xx a decline by the table. */
+/**
+ * An error Stripe answered: 5xx is unknown (Stripe may have done it), 4xx a decline by the table. An
+ * idempotency error is unknown too: under our key another request ran or runs (a retry after the first
+ * answer was lost, whose parameters differ once the CVC is wiped, or one still in flight), so the
+ * operation may well have happened — reconcile, never decline or cascade on it.
+ */
 export function errorOutcome(err: InstanceType<typeof Stripe.errors.StripeError>): ProviderOutcome {
   const status = err.statusCode ?? 0;
-  if (status >= 500 || status === 0) return { kind: 'unknown', error: `HTTP ${status} ${err.code ?? err.rawType ?? ''}: ${err.message}`.trim() };
+  const idempotency = err.rawType === 'idempotency_error' || err.code === 'idempotency_key_in_use';
+  if (status >= 500 || status === 0 || idempotency) return { kind: 'unknown', error: `HTTP ${status} ${err.code ?? err.rawType ?? ''}: ${err.message}`.trim() };
   const byStatus = status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 429 ? 'rate_limit' : undefined;
   const stripeCode = err.decline_code ?? err.code ?? byStatus ?? err.rawType ?? `http_${status}`;
   return declineOutcome(stripeCode, err.message);
@@ -284,15 +290,6 @@ function providerCodeOf(exchange: Omit<ProviderExchange, 'outcome'>): string | u
   const body = exchange.response?.body as { error?: { decline_code?: unknown; code?: unknown; type?: unknown } } | undefined;
   const code = body?.error?.decline_code ?? body?.error?.code ?? body?.error?.type;
   return typeof code === 'string' ? code : undefined;
-}
-
-function record(exchange: Omit<ProviderExchange, 'outcome'>, outcome: ProviderOutcome, providerCode?: string): ProviderExchange {
-  return {
-    ...exchange,
-    outcome: outcome.kind,
-    ...('declineCode' in outcome ? { decline_code: outcome.declineCode } : {}),
-    ...(providerCode ? { provider_code: providerCode } : {}),
-  };
 }
 
 function errorText(outcome: ProviderOutcome): string {

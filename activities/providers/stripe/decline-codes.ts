@@ -86,7 +86,6 @@ export const STRIPE_DECLINE_CODES: Readonly<Record<string, StripeDecline>> = {
   charge_already_captured: hard('invalid_state'),
   charge_already_refunded: hard('refund_exceeds_captured'),
   charge_exceeds_source_limit: hard('refund_exceeds_captured'),
-  idempotency_error: hard('idempotency_key_reused'),
 };
 
 /** A Stripe code we have not classified: soft, as in the sandbox's table (a decline never moves money). */
