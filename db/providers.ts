@@ -123,7 +123,7 @@ export async function isMethodOfProvider(db: Knex, env: Environment, providerId:
 
 // ---------------------------------------------------------------------------------------------------
 // Provider configs. Credentials are sealed with the vault on the way in and leave this store masked
-// (lib/providers/credentials.ts); only loadProviderCredentials opens them.
+// (lib/providers/credentials.ts); only openConfigProvider opens them.
 
 /** A config as the API shows it: credentials masked. */
 export interface MaskedProviderConfig extends ProviderConfigRow {
@@ -318,30 +318,30 @@ export interface ConfigProvider {
 }
 
 /**
- * The config and its provider, deleted configs included (see loadProviderCredentials). Throws
- * ProviderConfigNotFoundError when the config does not exist in that environment.
+ * The one way to read a config's credentials in the clear, with the config and its provider in the same
+ * read: what an activity about to call the provider needs (the credentials never leave it: not in results,
+ * history or logs). Deleted configs are included on purpose: a charge made through a config deleted since
+ * must still be capturable and refundable. Throws ProviderConfigNotFoundError when the config does not
+ * exist in that environment.
  */
-export async function findConfigProvider(db: Knex, env: Environment, configId: string): Promise<ConfigProvider> {
-  const row: (ConfigProvider['config'] & { provider_name: string; identifier: string; provider_config: Json | null }) | undefined =
+export async function openConfigProvider(db: Knex, vault: Vault, env: Environment, configId: string): Promise<ConfigProvider & { credentials: Json }> {
+  const row: (ConfigProvider['config'] & { provider_name: string; identifier: string; provider_config: Json | null; credentials_encrypted: string }) | undefined =
     await db(`${envTable(env, 'payment_provider_configs')} as c`)
       .join(`${envTable(env, 'payment_providers')} as p`, 'p.id', 'c.payment_provider_id')
       .where('c.id', configId)
-      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'p.name as provider_name', 'p.identifier', 'p.config as provider_config');
+      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'c.credentials_encrypted',
+        'p.name as provider_name', 'p.identifier', 'p.config as provider_config');
   if (!row) throw new ProviderConfigNotFoundError(configId, env);
-  const { provider_name: providerName, identifier, provider_config: providerConfig, ...config } = row;
-  return { config, provider: { id: config.payment_provider_id, name: providerName, identifier, config: providerConfig ?? {} } };
+  const { provider_name: providerName, identifier, provider_config: providerConfig, credentials_encrypted: sealed, ...config } = row;
+  return {
+    config,
+    provider: { id: config.payment_provider_id, name: providerName, identifier, config: providerConfig ?? {} },
+    credentials: vault.decryptJson<Json>(sealed),
+  };
 }
 
-/**
- * The one way to read a config's credentials in the clear, for an activity about to call the provider
- * (they never leave it: not in results, history or logs). Deleted configs are included on purpose: a
- * charge made through a config deleted since must still be capturable and refundable. Throws
- * ProviderConfigNotFoundError when the config does not exist in that environment.
- */
+/** A config's credentials alone, in the clear (openConfigProvider's rules). */
 export async function loadProviderCredentials(db: Knex, vault: Vault, env: Environment, configId: string): Promise<Json> {
-  const row: { credentials_encrypted: string } | undefined =
-    await db(envTable(env, 'payment_provider_configs')).where({ id: configId }).first('credentials_encrypted');
-  if (!row) throw new ProviderConfigNotFoundError(configId, env);
-  return vault.decryptJson<Json>(row.credentials_encrypted);
+  return (await openConfigProvider(db, vault, env, configId)).credentials;
 }
 

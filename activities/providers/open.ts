@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Environment } from '../../db/environments';
-import { ConfigProvider, findConfigProvider, loadProviderCredentials, ProviderConfigNotFoundError } from '../../db/providers';
+import { ConfigProvider, openConfigProvider, ProviderConfigNotFoundError } from '../../db/providers';
 import type { Config } from '../../lib/config';
 import type { Vault } from '../../lib/vault';
 import { getAdapter } from './registry';
@@ -22,8 +22,7 @@ export async function openProvider(
   deps: { db: Knex; vault: Vault; config: Pick<Config, 'simulatorUrl' | 'providerTimeoutMs'> }, env: Environment, configId: string,
 ): Promise<OpenProvider> {
   try {
-    const found = await findConfigProvider(deps.db, env, configId);
-    const credentials = await loadProviderCredentials(deps.db, deps.vault, env, configId);
+    const { credentials, ...found } = await openConfigProvider(deps.db, deps.vault, env, configId);
     const adapter = getAdapter(found.provider.identifier, {
       simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs, apiBase: apiBaseOf(found.provider.config),
     });
