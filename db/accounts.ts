@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { groupBy } from '../lib/group-by';
 import { newId } from '../lib/ids';
 import { ApiKeyRow, insertApiKey } from './api-keys';
 import type { Environment } from './environments';
@@ -114,7 +115,5 @@ export async function liveAccountIdsOfWorkspace(db: Knex, workspaceId: string): 
 /** The settings of each account, by key. */
 export async function settingsByAccount(db: Knex, accountIds: string[]): Promise<Map<string, AccountSettingRow[]>> {
   const rows = accountIds.length ? await db<AccountSettingRow>('core.account_settings').whereIn('account_id', accountIds).orderBy('key') : [];
-  const map = new Map<string, AccountSettingRow[]>();
-  for (const row of rows) map.set(row.account_id, [...(map.get(row.account_id) ?? []), row]);
-  return map;
+  return groupBy(rows, 'account_id');
 }

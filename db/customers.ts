@@ -1,3 +1,4 @@
+import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, Environment } from './environments';
@@ -99,13 +100,9 @@ export async function customersByIds(db: Knex, env: Environment, ids: string[]):
 
 /** An account's live customers, newest first, one page, and how many in all. */
 export async function listCustomers(
-  db: Knex, env: Environment, accountId: string, page: { page: number; limit: number },
+  db: Knex, env: Environment, accountId: string, page: Page,
 ): Promise<{ rows: CustomerRow[]; total: number }> {
-  const where = { account_id: accountId, deleted: false };
-  const [{ n }] = await customers(db, env).where(where).count<{ n: number }[]>('* as n');
-  const rows = await customers(db, env).where(where).orderBy('created_at', 'desc').orderBy('id', 'desc')
-    .limit(page.limit).offset((page.page - 1) * page.limit);
-  return { rows, total: Number(n) };
+  return paged(() => customers(db, env).where({ account_id: accountId, deleted: false }), page);
 }
 
 /** Locks a live customer row for the rest of the transaction, so address changes on it serialize. */

@@ -1,3 +1,4 @@
+import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
@@ -117,7 +118,7 @@ export interface EventFilter { payment_id?: string; type?: string }
 
 /** An account's events, newest first, one page of them, and how many there are in all (GET /events). */
 export async function listEvents(
-  db: Knex, env: Environment, accountId: string, filter: EventFilter, page: { page: number; limit: number },
+  db: Knex, env: Environment, accountId: string, filter: EventFilter, page: Page,
 ): Promise<{ rows: EventRow[]; total: number }> {
   const base = () => {
     const q = events(db, env).where({ account_id: accountId });
@@ -125,7 +126,5 @@ export async function listEvents(
     if (filter.type) void q.where({ event: filter.type });
     return q;
   };
-  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
-  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page.page - 1) * page.limit).limit(page.limit);
-  return { rows, total: Number(count) };
+  return paged(base, page);
 }

@@ -1,3 +1,4 @@
+import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 
@@ -67,7 +68,7 @@ export async function findNotification(db: Knex, id: string, reader: Notificatio
 
 /** An account's notifications this reader may see, newest first, one page, and how many in all. */
 export async function listNotifications(
-  db: Knex, accountId: string, reader: NotificationReader, filter: { archived?: boolean }, page: { page: number; limit: number },
+  db: Knex, accountId: string, reader: NotificationReader, filter: { archived?: boolean }, page: Page,
 ): Promise<{ rows: NotificationRow[]; total: number }> {
   const base = () => {
     const q = notifications(db).where({ account_id: accountId }).modify(visibleTo(reader));
@@ -75,9 +76,7 @@ export async function listNotifications(
     if (filter.archived === false) void q.whereNull('archived_at');
     return q;
   };
-  const [{ n }] = await base().count<{ n: number }[]>('* as n');
-  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset((page.page - 1) * page.limit);
-  return { rows, total: Number(n) };
+  return paged(base, page);
 }
 
 /** Archives (keeping the first archived_at when archived already) or unarchives a notification. */

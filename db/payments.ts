@@ -1,3 +1,4 @@
+import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
@@ -144,7 +145,7 @@ export interface PaymentFilter { status?: PaymentStatus; customer_id?: string }
 
 /** An account's payments, newest first, one page of them, and how many there are in all. */
 export async function listPayments(
-  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, page: { page: number; limit: number },
+  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, page: Page,
 ): Promise<{ rows: PaymentRow[]; total: number }> {
   const base = () => {
     const q = payments(db, env).where({ account_id: accountId });
@@ -152,9 +153,7 @@ export async function listPayments(
     if (filter.customer_id) void q.where({ customer_id: filter.customer_id });
     return q;
   };
-  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
-  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page.page - 1) * page.limit).limit(page.limit);
-  return { rows, total: Number(count) };
+  return paged(base, page);
 }
 
 export type StuckPayment = Pick<PaymentRow, 'id' | 'account_id' | 'amount' | 'currency' | 'updated_at'>;

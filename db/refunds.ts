@@ -1,3 +1,4 @@
+import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import {
   CAPTURED_CHARGE_STATUSES, REFUND_TRANSITIONS, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput, wasCaptured,
@@ -56,7 +57,7 @@ export interface RefundFilter { payment_id?: string; charge_id?: string; status?
 
 /** An account's refunds, newest first, one page of them, and how many there are in all. */
 export async function listRefunds(
-  db: Knex, env: Environment, accountId: string, filter: RefundFilter, page: { page: number; limit: number },
+  db: Knex, env: Environment, accountId: string, filter: RefundFilter, page: Page,
 ): Promise<{ rows: RefundRow[]; total: number }> {
   const base = () => {
     const q = refunds(db, env).where({ account_id: accountId });
@@ -65,9 +66,7 @@ export async function listRefunds(
     if (filter.status) void q.where({ status: filter.status });
     return q;
   };
-  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
-  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page.page - 1) * page.limit).limit(page.limit);
-  return { rows, total: Number(count) };
+  return paged(base, page);
 }
 
 /** A payment of the account, by id, with its status (what a refund by payment id starts from). */

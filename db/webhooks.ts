@@ -1,3 +1,4 @@
+import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import type { ResponseClass } from '../lib/webhook-retry';
@@ -88,14 +89,6 @@ const attempts = (db: Knex, env: Environment) => db<WebhookAttemptRow>(envTable(
 /** Writes that carry jsonb text or SQL expressions, which the typed builders would refuse. */
 const raw = (db: Knex, env: Environment, table: 'webhook_endpoints' | 'webhook_deliveries' | 'webhook_attempts') => db(envTable(env, table));
 
-export interface Page { page: number; limit: number }
-
-/** One page of a listing, newest first, and how many rows there are in all. */
-async function paged<T extends object>(base: () => Knex.QueryBuilder<T, T[]>, page: Page): Promise<{ rows: T[]; total: number }> {
-  const [{ count }] = await base().count<{ count: number }[]>({ count: '*' });
-  const rows = await base().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset((page.page - 1) * page.limit);
-  return { rows: rows as T[], total: Number(count) };
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Endpoints

@@ -45,10 +45,8 @@ export async function connectClient(config: Config, address: string): Promise<Cl
 }
 
 /** The operator's link to a workflow's page in the Temporal UI. */
-export function temporalUiLink(config: { temporal: { uiUrl: string; namespace: string } }, workflowId: string): string;
-export function temporalUiLink(uiUrl: string, namespace: string, workflowId: string): string;
-export function temporalUiLink(a: string | { temporal: { uiUrl: string; namespace: string } }, b: string, c?: string): string {
-  const [uiUrl, namespace, workflowId] = typeof a === 'string' ? [a, b, c ?? ''] : [a.temporal.uiUrl, a.temporal.namespace, b];
+export function temporalUiLink(config: { temporal: { uiUrl: string; namespace: string } }, workflowId: string): string {
+  const { uiUrl, namespace } = config.temporal;
   return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 

@@ -3,10 +3,10 @@
  * client side (docs/architecture.md). Temporal being unreachable is translated where every client's is
  * (workflows/client.ts, through the API's error middleware); a refused reservation is translated here.
  */
-import { Client, WithStartWorkflowOperation, WorkflowExecutionDescription } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { ApiError } from '../../lib/errors';
 import { SEARCH_ATTRIBUTES, TASK_QUEUES } from '../contract';
-import { refundQueries, RefundState, RefundStatus, refundUpdates, refundWorkflowId, RefundWorkflowInput } from './contract';
+import { RefundStatus, refundUpdates, refundWorkflowId, RefundWorkflowInput } from './contract';
 import { refundWorkflow } from './workflow';
 
 /**
@@ -36,14 +36,4 @@ export async function createRefund(client: Client, input: RefundWorkflowInput): 
   });
   if (acceptance.outcome === 'rejected') throw new ApiError(acceptance.reason, acceptance.message, acceptance.details);
   return acceptance.status;
-}
-
-/** The refund workflow's live `state` query. */
-export async function refundState(client: Client, refundId: string): Promise<RefundState> {
-  return client.workflow.getHandle(refundWorkflowId(refundId)).query(refundQueries.state);
-}
-
-/** Temporal's description of the refund's workflow (status, search attributes, times). */
-export async function describeRefund(client: Client, refundId: string): Promise<WorkflowExecutionDescription> {
-  return client.workflow.getHandle(refundWorkflowId(refundId)).describe();
 }

@@ -2,7 +2,7 @@
 // answer to a ProviderOutcome. The PAN goes into the authorize request body and nowhere else.
 
 import { Agent, request } from 'undici';
-import { redactSecrets } from '../exchange';
+import { recordExchange as record, redactSecrets } from '../exchange';
 import {
   Approved, AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, GetStatusInput, GetStatusOutput,
   OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
@@ -227,10 +227,6 @@ function errorCodeOf(body: unknown): string | undefined {
 
 function errorMessageOf(body: unknown): string | undefined {
   return isObject(body) && isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : undefined;
-}
-
-function record(exchange: Omit<ProviderExchange, 'outcome'>, outcome: ProviderOutcome): ProviderExchange {
-  return { ...exchange, outcome: outcome.kind, ...('declineCode' in outcome ? { decline_code: outcome.declineCode } : {}) };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
