@@ -83,15 +83,6 @@ export async function roleOn(db: Knex, accountId: string, userId: string): Promi
   return row?.role;
 }
 
-/** Every role the user holds on a live account. */
-export async function rolesOfUser(db: Knex, userId: string): Promise<MembershipRole[]> {
-  return db('core.account_memberships as m')
-    .join('core.accounts as a', 'a.id', 'm.account_id')
-    .where({ 'm.user_id': userId, 'a.deleted': false })
-    .distinct('m.role')
-    .pluck('m.role');
-}
-
 /** The ids of the live accounts the user is a member of. */
 export async function liveAccountIdsOfUser(db: Knex, userId: string): Promise<string[]> {
   return db('core.account_memberships as m')

@@ -2,7 +2,7 @@ import type { LRUCache } from 'lru-cache';
 import { AccountRow, findLiveAccount, liveAccountIdsOfWorkspace } from '../../db/accounts';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/environments';
-import { liveAccountIdsOfUser, roleOn, rolesOfUser } from '../../db/memberships';
+import { liveAccountIdsOfUser, roleOn } from '../../db/memberships';
 import { ApiError } from '../errors';
 import type { Principal } from './authenticate';
 import { ALL_PERMISSIONS, Permission, Role, ROLE_PERMISSIONS } from './permissions';
@@ -83,7 +83,7 @@ export class Access {
   /**
    * The coarse check made before a request may touch shared state such as the idempotency store: does
    * this credential hold the route's permission at all? An API key: in its own set (and only on its own
-   * account); a user: on the account named, else on any account they are a member of; the system actor:
+   * account); a user: on the account named (required with a key: see below); the system actor:
    * always. The handler's `forAccount/forResource` then checks the account the request really acts on.
    */
   async admit(): Promise<void> {
@@ -99,8 +99,9 @@ export class Access {
       this.check(named);
       return;
     }
-    const roles = await rolesOfUser(this.db, p.userId);
-    this.check({ permissions: new Set(roles.flatMap((role) => [...ROLE_PERMISSIONS[role]])) });
+    // Without a named account the key's scope is the user alone, and a role on *any* account (one the
+    // user can always make) would let a replay through after the user lost the account it was for.
+    throw ApiError.validation([{ path: 'query/account_id', message: 'is required with an Idempotency-Key when authenticating with a token' }]);
   }
 
   /** Every account this principal can see (for listings), production and sandbox. */

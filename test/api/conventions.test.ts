@@ -385,21 +385,29 @@ describe('idempotency and authorization', () => {
   });
 
   it('does not store a 403 from the handler\'s own check, so the caller may retry once allowed', async () => {
-    // An OWNER elsewhere holds customer:write somewhere, so the route lets the request in; the
-    // customer's own account, where the caller is a VIEWER, refuses it.
+    // The caller names the customer's account (a token must, with an Idempotency-Key), where it is a
+    // VIEWER: refused, and the refusal is not stored.
     const m = await createMerchant(stack);
     const elsewhere = await createMerchant(stack);
     await setRole(m, elsewhere.userId, 'VIEWER');
     const customer = (await stack.http.post('/v1/customers').set(bearer(m.secretKey)).send({ name: 'Ada' })).body.data;
     const key = unique('idem');
-    const denied = await post(`/v1/customers/${customer.id}/addresses`, elsewhere.token, key, { city: 'Paris' });
+    const denied = await post(`/v1/customers/${customer.id}/addresses?account_id=${m.account.id}`, elsewhere.token, key, { city: 'Paris' });
     expectError(denied, 403, 'insufficient_permissions');
     expect(await stack.db('core.idempotency_keys').where({ key })).toEqual([]);
 
     await setRole(m, elsewhere.userId, 'ADMIN');
-    const allowed = await post(`/v1/customers/${customer.id}/addresses`, elsewhere.token, key, { city: 'Paris' });
+    const allowed = await post(`/v1/customers/${customer.id}/addresses?account_id=${m.account.id}`, elsewhere.token, key, { city: 'Paris' });
     expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
     expect(allowed.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('asks a token for the account it acts on before consulting a key, so a replay cannot outlive the membership', async () => {
+    const m = await createMerchant(stack);
+    const customer = (await stack.http.post('/v1/customers').set(bearer(m.secretKey)).send({ name: 'Ada' })).body.data;
+    const res = await post(`/v1/customers/${customer.id}/addresses`, m.token, unique('idem'), { city: 'Paris' });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.error.details.fields).toEqual([{ path: 'query/account_id', message: 'is required with an Idempotency-Key when authenticating with a token' }]);
   });
 
   it('never stores a 401', async () => {
