@@ -121,7 +121,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       }
       const { outcome } = result;
       if (outcome.kind === 'approved' || outcome.kind === 'hard_decline') return settle(ref, outcome, result.exchange);
-      const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.error;
+      const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.kind === 'pending' ? 'pending' : outcome.error;
       throw ApplicationFailure.retryable(`refund not confirmed (${outcome.kind}: ${why}); asking again with the same key`, `refund_${outcome.kind}`);
     },
   } satisfies Omit<RefundActivities, 'fanOutEvents'>;

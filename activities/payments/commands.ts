@@ -30,6 +30,9 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown') {
         throw ApplicationFailure.retryable(`capture not confirmed: ${result.outcome.error}`, PAYMENT_ACTIVITY_FAILURES.capturePending);
       }
+      if (result.outcome.kind === 'pending') {
+        throw ApplicationFailure.retryable('capture pending at the provider', PAYMENT_ACTIVITY_FAILURES.capturePending);
+      }
       if (result.outcome.kind !== 'approved') {
         await updateCharge(db, env, args.chargeId, { exchanges: [result.exchange] });
         throw ApplicationFailure.nonRetryable(`the provider refused the capture: ${result.outcome.declineCode}`, PAYMENT_ACTIVITY_FAILURES.captureDeclined);

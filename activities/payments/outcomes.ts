@@ -70,11 +70,13 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
         payment: { status: 'FAILED', last_error: { code: 'all_providers_failed', decline_code: code, charge_id: args.chargeId } },
       };
     }
+    // An authorization never pends; were one to, it is reconciled like an unknown outcome.
+    case 'pending':
     case 'unknown':
       return {
         charge: {
           status: 'UNKNOWN',
-          details: { ...(current.details ?? {}), unknown_since: current.details?.unknown_since ?? new Date().toISOString(), unknown_reason: outcome.error },
+          details: { ...(current.details ?? {}), unknown_since: current.details?.unknown_since ?? new Date().toISOString(), unknown_reason: outcome.kind === 'unknown' ? outcome.error : 'pending at the provider' },
         },
         paymentStatus: 'PROCESSING',
       };
@@ -116,7 +118,7 @@ export async function applyOutcome(
     }
     const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, events));
     return {
-      outcome: outcome.kind,
+      outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
       declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
       paymentStatus: next.paymentStatus,
       eventIds,

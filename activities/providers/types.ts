@@ -60,7 +60,19 @@ export interface UnknownOutcome {
   error: string;
 }
 
-export type ProviderOutcome = Approved | HardDecline | SoftDecline | TransportError | UnknownOutcome;
+/**
+ * The processor received the request and will tell its outcome later, by notification (Adyen's captures,
+ * cancels and refunds; a Stripe refund still `pending`). Only capture, void and refund answer with it.
+ */
+export interface PendingOutcome {
+  kind: 'pending';
+  /** The processor's id of the charge the operation is on. */
+  providerReference: string;
+  /** The processor's id of the operation itself (Adyen's modification pspReference, Stripe's re_…). */
+  operationReference?: string;
+}
+
+export type ProviderOutcome = Approved | HardDecline | SoftDecline | TransportError | UnknownOutcome | PendingOutcome;
 export type OutcomeKind = ProviderOutcome['kind'];
 
 export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status';
@@ -152,6 +164,62 @@ export type GetStatusOutput =
   | { lookup: 'failed'; error: string; exchange: ProviderExchange };
 
 // ---------------------------------------------------------------------------------------------------
+// Inbound: the processor's webhooks (POST /v1/provider-webhooks/{provider_config_id})
+
+/** One webhook request as it arrived: the exact bytes (signatures cover them) and the headers, lower-cased. */
+export interface WebhookRequest {
+  rawBody: string;
+  headers: Record<string, string | undefined>;
+  credentials: ProviderCredentials;
+}
+
+/** An operation Switchboard asks processors for, as a notification reports on it. */
+export type NotifiedOperation = 'authorize' | 'capture' | 'void' | 'refund';
+
+/**
+ * One verified event from the processor, normalized. Holds no card data or secret: it is stored,
+ * signalled into workflows (so it enters their history) and shown to operators.
+ */
+export interface ProcessorEvent {
+  /**
+   * The processor's own id of the event, the dedup key: Stripe's `evt_…`; for Adyen, which has no event
+   * id, `<eventCode>:<pspReference>:<success>` (what Adyen sends again when it retries).
+   */
+  eventId: string;
+  /** The processor's type: `payment_intent.succeeded`, `AUTHORISATION`, `CAPTURE`, … */
+  type: string;
+  /** What it reports on, when it is one of our operations (absent: stored and acknowledged only). */
+  operation?: NotifiedOperation;
+  /** Our id the processor echoes (Stripe metadata, Adyen merchantReference): the charge for authorize/capture/void… */
+  chargeId?: string;
+  /** …and the refund for refund. */
+  refundId?: string;
+  /** The processor's id of the payment (Stripe's pi_…, Adyen's authorization pspReference), to find the charge by. */
+  providerReference?: string;
+  /**
+   * The operation's outcome: approved (with amounts, refundReference for refunds) or a hard/soft
+   * decline in our codes. Never `pending`/`unknown`: a notification is the final word.
+   */
+  outcome?: Approved | HardDecline | SoftDecline;
+  /** The processor's own code behind a decline (Adyen's refusalReasonCode / reason, Stripe's decline_code). */
+  providerCode?: string;
+  /** The event as received, card data and secrets left out: what is stored. */
+  payload: Record<string, unknown>;
+}
+
+export type WebhookVerdict =
+  | {
+      verified: true;
+      events: ProcessorEvent[];
+      /** Items of a batch skipped for a bad signature (Adyen; logged, the others applied). */
+      rejected: number;
+      /** What the processor expects back (Adyen: `[accepted]`). */
+      reply: { status: number; body: string; contentType: string };
+    }
+  /** Nothing verified: answered 401 and nothing changes. */
+  | { verified: false; error: string };
+
+// ---------------------------------------------------------------------------------------------------
 // The adapter: what it offers (its catalogue entry, lib/providers/catalogue.ts) and its operations
 
 export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayName'> {
@@ -165,4 +233,9 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    * the call's timeout (a provider whose look-up lags behind its writes, e.g. Stripe's search index).
    */
   notFoundSettleMs?: number;
+  /**
+   * Verifies a webhook request with the config's credentials and normalizes its events. Pure (no I/O):
+   * the API stores what it returns and signals the workflows. Absent: the provider sends no webhooks.
+   */
+  parseWebhook?(request: WebhookRequest): WebhookVerdict;
 }
