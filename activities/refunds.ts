@@ -7,9 +7,11 @@ import type { ChargeRow } from '../db/payments';
 import { findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
 import { serializeCharge } from '../api/resources/payments';
 import { serializeRefund } from '../api/resources/refunds';
+import { updateCharge } from '../db/payments';
+import { notificationExchange } from './providers/exchange';
 import { openProvider } from './providers/open';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
-import type { RequestContext } from '../workflows/contract';
+import type { ProviderEventSignal, RequestContext } from '../workflows/contract';
 import type { RefundActivities, RefundRef, RefundResult, ReservationResult, RefundWorkflowInput } from '../workflows/refunds/contract';
 import { withHeartbeat } from './heartbeat';
 
@@ -121,8 +123,19 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       }
       const { outcome } = result;
       if (outcome.kind === 'approved' || outcome.kind === 'hard_decline') return settle(ref, outcome, result.exchange);
-      const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.kind === 'pending' ? 'pending' : outcome.error;
+      if (outcome.kind === 'pending') {
+        // Received (Adyen; a Stripe refund still pending): the processor's notification settles it.
+        await updateCharge(db, env, charge.id, { exchanges: [result.exchange] });
+        return { status: 'PENDING', eventIds: [], awaitingNotification: true };
+      }
+      const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.error;
       throw ApplicationFailure.retryable(`refund not confirmed (${outcome.kind}: ${why}); asking again with the same key`, `refund_${outcome.kind}`);
+    },
+
+    /** The processor's notification about a refund it received: approved settles it, a refusal releases the amount. */
+    async settleRefundNotification({ notification, ...ref }: RefundRef & { notification: ProviderEventSignal }): Promise<RefundResult> {
+      const outcome = notification.outcome.kind === 'soft_decline' ? { ...notification.outcome, kind: 'hard_decline' as const } : notification.outcome;
+      return settle(ref, outcome, notificationExchange(notification, ref.refundId));
     },
   } satisfies Omit<RefundActivities, 'fanOutEvents'>;
 }

@@ -10,6 +10,7 @@ import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
 import { serveDashboard } from './dashboard';
+import { providerWebhooks } from './routes/provider-webhooks';
 
 export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
@@ -47,6 +48,8 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   app.use(requestContext());
   app.use(errorHandler());
   app.use(serveDashboard());
+  // Processors post here without credentials: the signature is checked over the raw body, before any parsing.
+  app.use(providerWebhooks(deps));
   app.use(jsonBody());
   app.use(open.routes());
   app.use(v1.routes());

@@ -17,6 +17,14 @@ export interface PaymentLastError {
   message?: string | null;
 }
 
+/** A capture or void awaiting the processor's notification, as the API shows it (`pending_operation`). */
+export interface PendingOperationRecord {
+  type: 'capture' | 'void';
+  charge_id: string;
+  amount: number | null;
+  requested_at: string;
+}
+
 export interface PaymentRow {
   id: string;
   account_id: string;
@@ -36,6 +44,8 @@ export interface PaymentRow {
   amount_refunded: number;
   cancellation_reason: string | null;
   last_error: PaymentLastError | null;
+  /** A capture or void the processor received and has not reported on yet. */
+  pending_operation: PendingOperationRecord | null;
   metadata: Record<string, string>;
   created_at: Date;
   updated_at: Date;
@@ -124,13 +134,19 @@ export interface PaymentPatch {
   amount_received?: number;
   cancellation_reason?: string;
   last_error?: PaymentLastError | null;
+  pending_operation?: PendingOperationRecord | null;
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
 export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch): Promise<PaymentRow> {
-  const { last_error: lastError, ...rest } = patch;
+  const { last_error: lastError, pending_operation: pending, ...rest } = patch;
   const [row]: PaymentRow[] = await paymentsTable(db, env).where({ id })
-    .update({ ...rest, ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}), updated_at: new Date() })
+    .update({
+      ...rest,
+      ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}),
+      ...(pending !== undefined ? { pending_operation: pending === null ? null : json(pending) } : {}),
+      updated_at: new Date(),
+    })
     .returning('*');
   return row;
 }
@@ -211,6 +227,13 @@ export async function updateCharge(db: Knex, env: Environment, id: string, patch
     updated_at: new Date(),
   }).returning('*');
   return row;
+}
+
+/** The charge a processor knows by `providerReference`, among those sent through one config. */
+export async function findChargeByProviderReference(
+  db: Knex, env: Environment, configId: string, providerReference: string,
+): Promise<ChargeRow | undefined> {
+  return charges(db, env).where({ payment_provider_config_id: configId, provider_reference: providerReference }).first();
 }
 
 /** The charges of some payments, each payment's in attempt order (reads with include_charges). */

@@ -313,7 +313,7 @@ export async function loadRoutingInputs(db: Knex, env: Environment, accountId: s
 
 /** A config and the provider behind it, as an activity about to call the provider needs them (no secrets). */
 export interface ConfigProvider {
-  config: Pick<ProviderConfigRow, 'id' | 'name' | 'payment_provider_id' | 'merchant_capabilities' | 'deleted'>;
+  config: Pick<ProviderConfigRow, 'id' | 'account_id' | 'name' | 'payment_provider_id' | 'merchant_capabilities' | 'deleted'>;
   provider: Pick<PaymentProviderRow, 'id' | 'name' | 'identifier' | 'config'>;
 }
 
@@ -329,7 +329,7 @@ export async function openConfigProvider(db: Knex, vault: Vault, env: Environmen
     await db(`${envTable(env, 'payment_provider_configs')} as c`)
       .join(`${envTable(env, 'payment_providers')} as p`, 'p.id', 'c.payment_provider_id')
       .where('c.id', configId)
-      .first('c.id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'c.credentials_encrypted',
+      .first('c.id', 'c.account_id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'c.credentials_encrypted',
         'p.name as provider_name', 'p.identifier', 'p.config as provider_config');
   if (!row) throw new ProviderConfigNotFoundError(configId, env);
   const { provider_name: providerName, identifier, provider_config: providerConfig, credentials_encrypted: sealed, ...config } = row;

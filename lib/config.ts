@@ -8,6 +8,8 @@ import { isPlaceholder, secretProblem } from './secrets';
 export interface Config {
   env: 'development' | 'test' | 'production';
   port: number;
+  /** PUBLIC_URL: where the world reaches the API (processors' webhooks, 3-D Secure returns); no trailing slash. */
+  publicUrl: string;
   dataDir: string;
   databaseUrl?: string;
   temporal: {
@@ -159,9 +161,13 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT is not a port: ${env.PORT}`);
 
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(publicUrl)) throw new ConfigError('PUBLIC_URL must be an absolute http:// or https:// URL');
+
   return {
     env: mode,
     port,
+    publicUrl,
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     temporal: {

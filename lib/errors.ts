@@ -17,6 +17,7 @@ export const ERRORS = {
   invalid_token: { status: 401, message: 'The bearer token is not valid.' },
   token_expired: { status: 401, message: 'The bearer token has expired.' },
   invalid_api_key: { status: 401, message: 'The API key is not valid.' },
+  invalid_signature: { status: 401, message: 'The webhook signature is missing or does not verify.' },
   // 403
   insufficient_permissions: { status: 403, message: 'The credential lacks the permission this needs.' },
   system_actor_required: { status: 403, message: 'Only the system actor may do this.' },

@@ -7,7 +7,7 @@ const ulid = monotonicFactory();
 /** Type prefixes of every id Switchboard issues. */
 export const ID_PREFIXES = [
   'ws', 'usr', 'acct', 'mem', 'key', 'ntf', 'cus', 'addr', 'pm', 'pay', 'ch', 'rp', 'evt', 're', 'pp',
-  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set',
+  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -13,6 +13,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'charge.succeeded',
   'charge.failed',
   'charge.refunded',
+  'charge.capture_failed',
+  'charge.void_failed',
   'refund.created',
   'refund.succeeded',
   'refund.failed',

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import { ApiError } from '../lib/errors';
+import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from './contract';
 
 /** gRPC status codes (fixed by the gRPC protocol) that mean something here. */
 const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
@@ -100,4 +101,20 @@ export function isTemporalUnavailable(err: unknown): boolean {
 /** Temporal being unreachable, as the error catalogue says it: 503 temporal_unavailable, retry in 5 s; else undefined. */
 export function temporalUnavailableError(err: unknown): ApiError | undefined {
   return isTemporalUnavailable(err) ? new ApiError('temporal_unavailable', undefined, {}, { 'Retry-After': '5' }) : undefined;
+}
+
+/**
+ * Delivers a verified processor event to the workflow it concerns (a payment's or a refund's), as the
+ * `providerEvent` signal. `workflow_closed` when that workflow has ended (or never existed): the event
+ * is stored all the same and nothing waits for it. Temporal being unreachable throws (the processor
+ * retries).
+ */
+export async function signalProviderEvent(client: Client, workflowId: string, event: ProviderEventSignal): Promise<'signalled' | 'workflow_closed'> {
+  try {
+    await client.workflow.getHandle(workflowId).signal(PROVIDER_EVENT_SIGNAL, event);
+    return 'signalled';
+  } catch (err) {
+    if (isNotFound(err)) return 'workflow_closed';
+    throw err;
+  }
 }

@@ -25,3 +25,39 @@ export const SEARCH_ATTRIBUTES = {
 export interface Actor { type: 'user' | 'system' | 'api_key'; id: string; apiKeyId?: string }
 
 export interface RequestContext { requestId?: string; traceId?: string; actor: Actor }
+
+// ---------------------------------------------------------------------------------------------------
+// Processor notifications (POST /v1/provider-webhooks/{provider_config_id}, docs/connectors.md)
+
+/** An operation Switchboard asks processors for, as a processor's notification reports on it. */
+export type NotifiedOperation = 'authorize' | 'capture' | 'void' | 'refund';
+
+/**
+ * What a notification says became of the operation: the processor's final word, never pending. The
+ * same shapes as the adapters' approved and decline outcomes (activities/providers/types.ts).
+ */
+export type NotifiedOutcome =
+  | {
+      kind: 'approved'; providerReference: string; authorizedAmount: number; capturedAmount: number; refundedAmount: number;
+      refundReference?: string;
+    }
+  | { kind: 'hard_decline' | 'soft_decline'; declineCode: string; message?: string };
+
+/**
+ * The `providerEvent` signal: a verified processor event about an operation of this workflow's payment
+ * or refund, already stored (`provider_events`). Ids and facts only: no card data, no secret.
+ */
+export interface ProviderEventSignal {
+  /** The stored event (pev_…): a workflow applies each once however often it is signalled. */
+  eventId: string;
+  /** The processor's type (`AUTHORISATION`, `payment_intent.succeeded`, …), for operators. */
+  type: string;
+  operation: NotifiedOperation;
+  chargeId: string;
+  refundId?: string;
+  outcome: NotifiedOutcome;
+  /** The processor's own code behind a decline. */
+  providerCode?: string;
+}
+
+export const PROVIDER_EVENT_SIGNAL = 'providerEvent';

@@ -3,8 +3,10 @@ import { setRoutingPlanIndex } from '../../db/routing-plans';
 import { loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
 import { findCharge, findPayment, insertCharge, updateCharge } from '../../db/payments';
 import {
-  PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileResult,
+  PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs, type ReconcileResult,
 } from '../../workflows/payments/contract';
+import type { ProviderEventSignal } from '../../workflows/contract';
+import { notificationExchange } from '../providers/exchange';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
 import type { OperationOutput, ProviderOutcome } from '../providers/types';
@@ -36,6 +38,19 @@ async function withAutoCapture(args: AttemptArgs, operation: { outcome: Provider
     captured = capture.outcome;
   }
   return { exchanges, captured };
+}
+
+/**
+ * An authorization as its notification reports it. A processor that captures by itself when asked to
+ * capture at once (Adyen) reports the approval uncaptured; it is captured all the same.
+ */
+function notifiedAuthorization(args: AttemptArgs, notification: ProviderEventSignal, provider: OpenProvider): OperationOutput {
+  const { outcome } = notification;
+  const capturedBySelf = outcome.kind === 'approved' && args.capture && provider.adapter.capturesWithAuthorization;
+  return {
+    outcome: capturedBySelf ? { ...outcome, capturedAmount: outcome.authorizedAmount } : outcome,
+    exchange: notificationExchange(notification, args.chargeId),
+  };
 }
 
 /** The attempt activities: a charge at the provider, and the reconciliation of one whose outcome is unknown. */
@@ -106,16 +121,22 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     },
 
     /**
-     * Asks the provider what became of a charge whose authorize got no answer, by its idempotency key.
-     * `not_found` is conclusive only once the original call can no longer arrive; then the charge is
-     * treated as never made (a transport error), which is the one case where cascading is safe.
+     * Settles a charge whose authorize got no answer. The processor's notification, when one came, is
+     * the final word. Otherwise the provider is asked by the idempotency key: `not_found` is conclusive
+     * only once the original call can no longer arrive; then the charge is treated as never made (a
+     * transport error), which is the one case where cascading is safe.
      */
-    async reconcileCharge(args: AttemptArgs): Promise<ReconcileResult> {
+    async reconcileCharge({ notification, ...args }: ReconcileArgs): Promise<ReconcileResult> {
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
       if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
       if (charge.status !== 'UNKNOWN') return { ...(await recordedAttempt(db, args)), pending: false };
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
+      if (notification) {
+        const notified = notifiedAuthorization(args, notification, provider);
+        const { exchanges, captured } = await withAutoCapture(args, notified, provider);
+        return { ...(await applyOutcome(db, args, notified.outcome, exchanges, captured)), pending: false };
+      }
       const status = await withHeartbeat(provider.adapter.getStatus({ credentials: provider.credentials, idempotencyKey: args.chargeId }));
       if (status.lookup === 'failed') {
         await updateCharge(db, env, args.chargeId, { exchanges: [status.exchange] });

@@ -1,21 +1,76 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { appendEvents, idsToPublish } from '../../db/events';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { findCharge, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
+import { ChargeRow, findCharge, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
+import type { Environment } from '../../db/environments';
 import {
-  PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CaptureArgs, type CaptureResult, type PaymentActivities, type RecordedEvents,
+  PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
+  type PaymentRef, type SettleArgs, type SettleResult,
 } from '../../workflows/payments/contract';
+import type { RequestContext } from '../../workflows/contract';
 import { withHeartbeat } from '../heartbeat';
+import { notificationExchange } from '../providers/exchange';
 import { openProvider } from '../providers/open';
 import type { ProviderExchange } from '../providers/types';
 import type { PaymentActivityDeps } from './deps';
 import { chargeEvent, paymentEvent } from './events';
 
-/** The commands after a walk: capturing an authorization, and canceling (voiding one first). */
-export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'captureCharge' | 'cancelPayment'> {
+interface Recording extends PaymentRef { chargeId: string; context: RequestContext }
+
+/** A capture the processor confirmed (at once, or by its notification): charge CAPTURED, payment SUCCEEDED. */
+async function recordCapture(db: Knex, args: Recording, capturedAmount: number, exchange: ProviderExchange): Promise<SettleResult> {
+  const env = args.environment;
+  return db.transaction(async (trx) => {
+    const updated = await updateCharge(trx, env, args.chargeId, { status: 'CAPTURED', captured_amount: capturedAmount, exchanges: [exchange] });
+    const payment = await updatePayment(trx, env, args.paymentId, {
+      status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedAmount, pending_operation: null, last_error: null,
+    });
+    await eraseSingleUseCards(trx, env, args.paymentId);
+    const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
+      chargeEvent(args, 'charge.succeeded', updated, args.context),
+      paymentEvent(args, 'payment_intent.succeeded', payment, args.context, { chargeId: args.chargeId }),
+    ]));
+    return { paymentStatus: 'SUCCEEDED' as const, capturedAmount, eventIds };
+  });
+}
+
+/** A cancel, after the processor voided the authorization (or there was none): payment CANCELED. */
+async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; reason: string; context: RequestContext }, voidExchange?: ProviderExchange) {
+  const env = args.environment;
+  return db.transaction(async (trx) => {
+    const status = await lockPaymentStatus(trx, env, args.paymentId);
+    // Canceled (or expired): no card bound to the payment will ever be charged.
+    await eraseSingleUseCards(trx, env, args.paymentId);
+    if (status === 'CANCELED') return { eventIds: [] };
+    if (args.chargeId && voidExchange) await updateCharge(trx, env, args.chargeId, { status: 'VOIDED', exchanges: [voidExchange] });
+    const payment = await updatePayment(trx, env, args.paymentId, {
+      status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null,
+    });
+    const eventIds = await appendEvents(trx, env, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]);
+    return { eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
+  });
+}
+
+/** The processor received a capture or void and will report by notification: the payment shows it meanwhile. */
+async function recordPending(db: Knex, env: Environment, args: Recording, charge: ChargeRow, type: 'capture' | 'void', exchange: ProviderExchange, amount?: number) {
+  await db.transaction(async (trx) => {
+    await updateCharge(trx, env, charge.id, { exchanges: [exchange] });
+    await updatePayment(trx, env, args.paymentId, {
+      pending_operation: { type, charge_id: charge.id, amount: amount ?? null, requested_at: new Date().toISOString() },
+    });
+  });
+}
+
+/** The commands after a walk: capturing an authorization, canceling (voiding one first), and their notifications. */
+export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'captureCharge' | 'cancelPayment' | 'settleOperation'> {
   const { db } = deps;
   return {
-    /** Manual capture of an AUTHORIZED payment (partial allowed); the rest of the authorization is released. */
+    /**
+     * Manual capture of an AUTHORIZED payment (partial allowed); the rest of the authorization is
+     * released. A processor that only receives it (Adyen) answers `pending`: the payment stays
+     * AUTHORIZED, shows the pending capture, and its notification completes it (settleOperation).
+     */
     async captureCharge(args: CaptureArgs): Promise<CaptureResult> {
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
@@ -27,31 +82,26 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const result = await withHeartbeat(adapter.capture({
         credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference: charge.provider_reference ?? '', amount: args.amount,
       }));
-      if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown') {
-        throw ApplicationFailure.retryable(`capture not confirmed: ${result.outcome.error}`, PAYMENT_ACTIVITY_FAILURES.capturePending);
+      const { outcome } = result;
+      if (outcome.kind === 'transport_error' || outcome.kind === 'unknown') {
+        throw ApplicationFailure.retryable(`capture not confirmed: ${outcome.error}`, PAYMENT_ACTIVITY_FAILURES.capturePending);
       }
-      if (result.outcome.kind === 'pending') {
-        throw ApplicationFailure.retryable('capture pending at the provider', PAYMENT_ACTIVITY_FAILURES.capturePending);
+      if (outcome.kind === 'pending') {
+        await recordPending(db, env, args, charge, 'capture', result.exchange, args.amount);
+        return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, eventIds: [], pending: true };
       }
-      if (result.outcome.kind !== 'approved') {
+      if (outcome.kind !== 'approved') {
         await updateCharge(db, env, args.chargeId, { exchanges: [result.exchange] });
-        throw ApplicationFailure.nonRetryable(`the provider refused the capture: ${result.outcome.declineCode}`, PAYMENT_ACTIVITY_FAILURES.captureDeclined);
+        throw ApplicationFailure.nonRetryable(`the provider refused the capture: ${outcome.declineCode}`, PAYMENT_ACTIVITY_FAILURES.captureDeclined);
       }
-      const capturedAmount = result.outcome.capturedAmount;
-      return db.transaction(async (trx) => {
-        const updated = await updateCharge(trx, env, args.chargeId, { status: 'CAPTURED', captured_amount: capturedAmount, exchanges: [result.exchange] });
-        const payment = await updatePayment(trx, env, args.paymentId, { status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedAmount });
-        await eraseSingleUseCards(trx, env, args.paymentId);
-        const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
-          chargeEvent(args, 'charge.succeeded', updated, args.context),
-          paymentEvent(args, 'payment_intent.succeeded', payment, args.context, { chargeId: args.chargeId }),
-        ]));
-        return { paymentStatus: 'SUCCEEDED' as const, capturedAmount, eventIds };
-      });
+      return recordCapture(db, args, outcome.capturedAmount, result.exchange);
     },
 
-    /** Cancels a payment; an AUTHORIZED one has its authorization voided at the provider first. */
-    async cancelPayment(args: CancelArgs): Promise<RecordedEvents> {
+    /**
+     * Cancels a payment; an AUTHORIZED one has its authorization voided at the provider first. A void
+     * the processor only receives answers `pending`: the payment stays AUTHORIZED until its notification.
+     */
+    async cancelPayment(args: CancelArgs): Promise<CancelResult> {
       const env = args.environment;
       let voidExchange: ProviderExchange | undefined;
       if (args.chargeId) {
@@ -60,23 +110,53 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         if (charge.status === 'AUTHORIZED') {
           const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
           const result = await withHeartbeat(adapter.void({ credentials, idempotencyKey: `${args.chargeId}:void`, providerReference: charge.provider_reference ?? '' }));
+          const { outcome } = result;
           // A soft decline (rate limit, processing error) released nothing either: try again, as for no answer.
-          if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown' || result.outcome.kind === 'soft_decline') {
-            const why = 'error' in result.outcome ? result.outcome.error : result.outcome.declineCode;
+          if (outcome.kind === 'transport_error' || outcome.kind === 'unknown' || outcome.kind === 'soft_decline') {
+            const why = 'error' in outcome ? outcome.error : outcome.declineCode;
             throw ApplicationFailure.retryable(`void not confirmed: ${why}`, PAYMENT_ACTIVITY_FAILURES.voidPending);
+          }
+          if (outcome.kind === 'pending') {
+            await recordPending(db, env, { ...args, chargeId: charge.id }, charge, 'void', result.exchange);
+            return { eventIds: [], pending: true };
           }
           voidExchange = result.exchange;
         }
       }
+      return recordCancel(db, args, voidExchange);
+    },
+
+    /**
+     * The processor's notification about a pending capture or void. Approved: captured (SUCCEEDED) or
+     * voided (CANCELED). Refused: the payment stays AUTHORIZED with the reason in `last_error`, and
+     * `charge.capture_failed` / `charge.void_failed` is emitted. A repeat finds the work done.
+     */
+    async settleOperation(args: SettleArgs): Promise<SettleResult> {
+      const env = args.environment;
+      const { pending, notification } = args;
+      const recording = { ...args, chargeId: pending.chargeId };
+      const charge = await findCharge(db, env, pending.chargeId);
+      if (!charge) throw new Error(`charge ${pending.chargeId} is missing`);
+      const exchange = notificationExchange(notification, `${pending.chargeId}:${pending.operation}`);
+      const { outcome } = notification;
+      if (charge.status === 'CAPTURED') return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
+      if (charge.status === 'VOIDED') return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds: [] };
+      if (outcome.kind === 'approved') {
+        if (pending.operation === 'capture') return recordCapture(db, recording, outcome.capturedAmount || (pending.amount ?? Number(charge.authorized_amount)), exchange);
+        const { eventIds } = await recordCancel(db, { ...args, chargeId: pending.chargeId, reason: pending.reason ?? 'requested_by_customer' }, exchange);
+        return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds };
+      }
+      const code = `${pending.operation}_failed`;
       return db.transaction(async (trx) => {
-        const status = await lockPaymentStatus(trx, env, args.paymentId);
-        // Canceled (or expired): no card bound to the payment will ever be charged.
-        await eraseSingleUseCards(trx, env, args.paymentId);
-        if (status === 'CANCELED') return { eventIds: [] };
-        if (args.chargeId && voidExchange) await updateCharge(trx, env, args.chargeId, { status: 'VOIDED', exchanges: [voidExchange] });
-        const payment = await updatePayment(trx, env, args.paymentId, { status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason });
-        const eventIds = await appendEvents(trx, env, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]);
-        return { eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
+        const updated = await updateCharge(trx, env, pending.chargeId, { exchanges: [exchange] });
+        const payment = await updatePayment(trx, env, args.paymentId, {
+          pending_operation: null,
+          last_error: { code, decline_code: outcome.declineCode, charge_id: pending.chargeId, message: outcome.message ?? null },
+        });
+        const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
+          chargeEvent(recording, `charge.${code}`, updated, args.context),
+        ]));
+        return { paymentStatus: payment.status, capturedAmount: Number(payment.amount_received ?? 0), eventIds };
       });
     },
   };

@@ -1,4 +1,5 @@
 // Helpers for building `exchanges` records that are safe to store and show.
+import type { ProviderEventSignal } from '../../workflows/contract';
 import type { ProviderExchange, ProviderOutcome } from './types';
 
 // Field names that may carry a card number, CVC or credential in any provider's JSON. Adapters build
@@ -30,4 +31,19 @@ export function recordExchange(exchange: Omit<ProviderExchange, 'outcome'>, outc
     ...('declineCode' in outcome ? { decline_code: outcome.declineCode } : {}),
     ...(providerCode ? { provider_code: providerCode } : {}),
   };
+}
+
+/**
+ * A processor notification as an entry of the charge's exchanges: what the processor pushed (its event
+ * id and type) in place of an answer, under the key of the operation it completes.
+ */
+export function notificationExchange(notification: ProviderEventSignal, idempotencyKey: string): ProviderExchange {
+  return recordExchange({
+    operation: notification.operation,
+    idempotency_key: idempotencyKey,
+    request: { method: 'NOTIFICATION', path: notification.type },
+    response: { status: 200, body: { provider_event_id: notification.eventId } },
+    started_at: new Date().toISOString(),
+    duration_ms: 0,
+  }, notification.outcome, notification.providerCode);
 }

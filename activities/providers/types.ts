@@ -234,6 +234,11 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    */
   notFoundSettleMs?: number;
   /**
+   * Asked to capture at once, the processor captures the authorization by itself (Adyen's
+   * `captureDelayHours: 0`): an approval that arrives by notification is then a captured one.
+   */
+  capturesWithAuthorization?: boolean;
+  /**
    * Verifies a webhook request with the config's credentials and normalizes its events. Pure (no I/O):
    * the API stores what it returns and signals the workflows. Absent: the provider sends no webhooks.
    */

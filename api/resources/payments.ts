@@ -43,6 +43,13 @@ export const PaymentSchema = Resource('payment', {
   amount_capturable: Amount, amount_received: Amount, amount_refunded: Amount,
   cancellation_reason: NullableStr,
   last_error: Type.Union([Type.Object({ code: Str }, { additionalProperties: true }), Type.Null()]),
+  pending_operation: Type.Union([
+    Type.Object({
+      type: Type.Union([Type.Literal('capture'), Type.Literal('void')]), charge_id: Str,
+      amount: Type.Union([Amount, Type.Null()]), requested_at: Timestamp,
+    }, { description: 'a capture or void the processor received and will confirm by notification (Adyen); the status moves on then' }),
+    Type.Null(),
+  ]),
   metadata: Type.Record(Type.String(), Type.String()), ...Stamps,
   charges: Type.Optional(Type.Array(ChargeSchema)),
   customer: Type.Optional(Type.Union([Open, Type.Null()])),
@@ -165,6 +172,7 @@ export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): P
     amount_refunded: Number(row.amount_refunded ?? 0),
     cancellation_reason: row.cancellation_reason ?? null,
     last_error: row.last_error ?? null,
+    pending_operation: row.pending_operation ?? null,
     metadata: row.metadata ?? {},
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

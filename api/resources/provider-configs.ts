@@ -24,6 +24,7 @@ export const ProviderConfigSchema = Resource('payment_provider_config', {
   id: Str, account_id: Str, payment_provider_id: Str, name: Str,
   credentials: Type.Record(Type.String(), Type.Unknown(), { description: 'masked: the keys that are set, never their values' }),
   merchant_capabilities: Open, deleted: Type.Boolean(),
+  webhook_url: Type.String({ description: 'where the processor posts this config\'s events (POST, signed with the config\'s secret): register it at the processor' }),
   fees: Type.Array(ProviderConfigFeeSchema), routing_rules: Type.Array(RoutingRuleSchema), ...Stamps,
 });
 
@@ -57,7 +58,7 @@ export function serializeRoutingRule(row: RoutingRuleRow): Static<typeof Routing
 }
 
 /** A config; its credentials come masked from the store (db/providers.ts), so none can reach a response. */
-export function serializeProviderConfig(config: ProviderConfigWithEmbeds): Static<typeof ProviderConfigSchema> {
+export function serializeProviderConfig(config: ProviderConfigWithEmbeds, publicUrl: string): Static<typeof ProviderConfigSchema> {
   return {
     object: 'payment_provider_config',
     id: config.id,
@@ -67,6 +68,7 @@ export function serializeProviderConfig(config: ProviderConfigWithEmbeds): Stati
     credentials: config.credentials,
     merchant_capabilities: config.merchant_capabilities ?? {},
     deleted: config.deleted,
+    webhook_url: `${publicUrl}/v1/provider-webhooks/${config.id}`,
     fees: config.fees.map(serializeProviderConfigFee),
     routing_rules: config.rules.map(serializeRoutingRule),
     created_at: iso(config.created_at),

@@ -55,7 +55,7 @@ async function checkCredentials(db: Db, env: Environment, providerId: string, cr
 /** A config as its response: with its fees and rules (credentials come masked from the store). */
 async function present(deps: ApiDeps, env: Environment, config: MaskedProviderConfig) {
   const [withEmbeds] = await withFeesAndRules(deps.db, env, [config]);
-  return serializeProviderConfig(withEmbeds);
+  return serializeProviderConfig(withEmbeds, deps.config.publicUrl);
 }
 
 /** The conditions, checked against the grammar (lib/routing/conditions.ts); 400 with paths under body/conditions. */
@@ -113,7 +113,7 @@ export const providerConfigRoutes = [
     async handler({ access, deps }) {
       const { account, environment: env } = await access.forAccount();
       const configs = await listProviderConfigs(deps.db, deps.vault, env, account.id);
-      return { data: configs.map(serializeProviderConfig) };
+      return { data: configs.map((c) => serializeProviderConfig(c, deps.config.publicUrl)) };
     },
   }),
 

@@ -5,6 +5,7 @@ import * as providers from './004_providers';
 import * as webhooks from './005_webhooks';
 import * as idempotencyResource from './006_idempotency_resource';
 import * as singleUseCards from './007_single_use_cards';
+import * as providerEvents from './008_provider_events';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -16,6 +17,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['005_webhooks', webhooks],
   ['006_idempotency_resource', idempotencyResource],
   ['007_single_use_cards', singleUseCards],
+  ['008_provider_events', providerEvents],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

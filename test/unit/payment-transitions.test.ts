@@ -9,6 +9,7 @@ const EXPECTED: Record<PaymentTransition, string[]> = {
   cancel: ['CREATED', 'FAILED', 'AUTHORIZED'],
   paymentExpiry: ['CREATED', 'FAILED'],
   authExpiry: ['AUTHORIZED'],
+  settle: ['AUTHORIZED'],
 };
 
 describe('the payment transition table', () => {

@@ -4,8 +4,8 @@
  * workflow (inside Temporal's sandbox) and by the API, activities and ops CLI alike, so it stays free of
  * Node and I/O. Everything here carries ids and facts, never a card number, CVC or credential.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { Environment, RequestContext } from '../contract';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { PROVIDER_EVENT_SIGNAL, type Environment, type ProviderEventSignal, type RequestContext } from '../contract';
 
 export const paymentWorkflowId = (paymentId: string) => `payment/${paymentId}`;
 
@@ -34,6 +34,11 @@ export const PAYMENT_TRANSITIONS = {
   paymentExpiry: { from: ['CREATED', 'FAILED'], to: ['CANCELED'] },
   /** AUTH_EXPIRY after the authorization: an uncaptured one is voided (`authorization_expired`). */
   authExpiry: { from: ['AUTHORIZED'], to: ['CANCELED'] },
+  /**
+   * A capture or void the processor only received (Adyen) completes by its notification: captured or
+   * voided, or refused (the payment stays AUTHORIZED).
+   */
+  settle: { from: ['AUTHORIZED'], to: ['SUCCEEDED', 'CANCELED', 'AUTHORIZED'] },
 } as const satisfies Record<string, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>;
 
 export type PaymentTransition = keyof typeof PAYMENT_TRANSITIONS;
@@ -112,7 +117,19 @@ export interface CancelInput { reason?: string; context: RequestContext }
 export interface CommandResult {
   status: PaymentStatus;
   /** `no_eligible_provider` when confirm found no candidate; `processing` when it did not end within 10 s. */
-  outcome?: 'succeeded' | 'authorized' | 'failed' | 'no_eligible_provider' | 'processing' | 'captured' | 'canceled';
+  outcome?: 'succeeded' | 'authorized' | 'failed' | 'no_eligible_provider' | 'processing' | 'captured' | 'canceled'
+    /** The processor received the capture or void and tells its outcome later, by notification. */
+    | 'capture_pending' | 'cancel_pending';
+}
+
+/** A capture or void the processor received and has not reported on yet (the payment stays AUTHORIZED). */
+export interface PendingOperation {
+  operation: 'capture' | 'void';
+  chargeId: string;
+  /** The amount asked for (capture). */
+  amount?: number;
+  /** Why the payment is being canceled (void). */
+  reason?: string;
 }
 
 /** How an attempt went at the provider (activities/providers/types.ts: the adapters' outcome kinds). */
@@ -140,6 +157,8 @@ export interface PaymentState {
   authorizedAmount: number;
   capturedAmount: number;
   reconciling: boolean;
+  /** A capture or void awaiting the processor's notification. */
+  pendingOperation?: PendingOperation;
 }
 
 export const paymentUpdates = {
@@ -151,6 +170,11 @@ export const paymentUpdates = {
   confirm: defineUpdate<CommandResult, [ConfirmInput]>('confirm'),
   capture: defineUpdate<CommandResult, [CaptureInput]>('capture'),
   cancel: defineUpdate<CommandResult, [CancelInput]>('cancel'),
+};
+
+export const paymentSignals = {
+  /** A verified processor notification about one of this payment's charges (docs/connectors.md). */
+  providerEvent: defineSignal<[ProviderEventSignal]>(PROVIDER_EVENT_SIGNAL),
 };
 
 export const paymentQueries = {
@@ -215,9 +239,32 @@ export interface ReconcileResult extends AttemptResult {
 }
 
 export interface CaptureArgs extends PaymentRef { chargeId: string; amount: number; context: RequestContext }
-export interface CaptureResult { paymentStatus: PaymentStatus; capturedAmount: number; eventIds: string[] }
+export interface CaptureResult {
+  paymentStatus: PaymentStatus;
+  capturedAmount: number;
+  eventIds: string[];
+  /** The processor only received the capture: its notification completes it (settleOperation). */
+  pending?: boolean;
+}
 
 export interface CancelArgs extends PaymentRef { chargeId?: string; reason: string; context: RequestContext }
+
+export interface CancelResult extends RecordedEvents {
+  /** The processor only received the void: its notification completes the cancel (settleOperation). */
+  pending?: boolean;
+}
+
+/** A reconciliation; with the processor's notification about the charge when one has arrived. */
+export interface ReconcileArgs extends AttemptArgs { notification?: ProviderEventSignal }
+
+/** The processor's notification about a pending capture or void, to be recorded. */
+export interface SettleArgs extends PaymentRef {
+  pending: PendingOperation;
+  notification: ProviderEventSignal;
+  context: RequestContext;
+}
+
+export interface SettleResult { paymentStatus: PaymentStatus; capturedAmount: number; eventIds: string[] }
 
 /** The events an activity recorded, to be fanned out to webhooks (none when the account has no endpoint). */
 export interface RecordedEvents { eventIds: string[] }
@@ -237,10 +284,12 @@ export interface PaymentActivities {
   planRoute(args: PlanArgs): Promise<PlanResult>;
   /** One attempt: the charge row, the provider's authorize (idempotent on the charge id), the outcome. */
   authorizeCharge(args: AttemptArgs): Promise<AttemptResult>;
-  /** Asks the provider what became of a charge whose authorize got no answer. */
-  reconcileCharge(args: AttemptArgs): Promise<ReconcileResult>;
+  /** Settles a charge whose authorize got no answer: by the processor's notification, else by asking it. */
+  reconcileCharge(args: ReconcileArgs): Promise<ReconcileResult>;
   /** Manual capture of an AUTHORIZED payment (partial allowed). */
   captureCharge(args: CaptureArgs): Promise<CaptureResult>;
   /** Cancels a payment; an AUTHORIZED one has its authorization voided first. */
-  cancelPayment(args: CancelArgs): Promise<RecordedEvents>;
+  cancelPayment(args: CancelArgs): Promise<CancelResult>;
+  /** Records the processor's notification about a pending capture or void. Idempotent. */
+  settleOperation(args: SettleArgs): Promise<SettleResult>;
 }

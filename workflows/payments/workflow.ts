@@ -2,13 +2,13 @@ import {
   allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler,
   sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { SEARCH_ATTRIBUTES } from '../contract';
+import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } from '../contract';
 import { mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
 import {
   allows, AttemptArgs, AttemptResult, CancelInput, CommandResult, ConfirmInput, CreateInput, FINAL_PAYMENT_STATUSES, leadsTo,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
-  paymentQueries, paymentUpdates,
+  PendingOperation, paymentQueries, paymentSignals, paymentUpdates,
 } from './contract';
 import { WorkflowLock } from './lock';
 
@@ -82,9 +82,32 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       running = undefined;
     }
   });
-  /** A command's validator: the lock free, and the table allowing the transition from the current status. */
+  /**
+   * A command's validator: the lock free, no capture or void awaiting the processor's notification, and
+   * the table allowing the transition from the current status.
+   */
   const refuseUnless = (transition: PaymentTransition, verb: string) => {
+    const pending = state.pendingOperation;
+    if (pending) throw invalidState(state.status, `The payment cannot be ${verb} while its ${pending.operation} awaits the processor's notification.`);
     if (lock.isLocked() || !allows(transition, state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be ${verb}.`);
+  };
+
+  /**
+   * Processor notifications signalled in (each stored event once), kept until the step waiting for
+   * one takes it: a reconciliation (authorize) or a pending capture or void.
+   */
+  const notifications: ProviderEventSignal[] = [];
+  const signalled = new Set<string>();
+  setHandler(paymentSignals.providerEvent, (event: ProviderEventSignal) => {
+    if (signalled.has(event.eventId)) return;
+    signalled.add(event.eventId);
+    notifications.push(event);
+  });
+  const hasNotification = (operation: NotifiedOperation, chargeId: string) =>
+    notifications.some((n) => n.operation === operation && n.chargeId === chargeId);
+  const takeNotification = (operation: NotifiedOperation, chargeId: string): ProviderEventSignal | undefined => {
+    const index = notifications.findIndex((n) => n.operation === operation && n.chargeId === chargeId);
+    return index < 0 ? undefined : notifications.splice(index, 1)[0];
   };
 
   /** What the search attributes say now: only changes are upserted, together, as one history event. */
@@ -108,6 +131,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       `**${state.status}** · ${(input.amount / 100).toFixed(2)} ${input.currency} · account ${input.accountId}`,
       current ? `candidate ${state.currentIndex! + 1}/${state.candidates.length}: ${current.providerConfigId}` : 'no candidate yet',
       state.reconciling ? 'reconciling an unknown provider outcome' : '',
+      state.pendingOperation ? `${state.pendingOperation.operation} received by the processor, awaiting its notification` : '',
       state.lastError ? `last error: ${state.lastError.code}` : '',
     ].filter(Boolean).join('\n'));
   };
@@ -143,7 +167,13 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   });
 
   setHandler(paymentUpdates.capture, ({ amount, context }) => run('capture', async (): Promise<CommandResult> => {
-    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: amount ?? state.authorizedAmount, context });
+    const captureAmount = amount ?? state.authorizedAmount;
+    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: captureAmount, context });
+    if (result.pending) {
+      state.pendingOperation = { operation: 'capture', chargeId: approvedChargeId!, amount: captureAmount };
+      describe();
+      return { status: state.status, outcome: 'capture_pending' };
+    }
     state.capturedAmount = result.capturedAmount;
     setStatus(result.paymentStatus);
     await publish(result.eventIds);
@@ -162,7 +192,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
 
   setHandler(paymentUpdates.cancel, ({ reason, context }) => run('cancel', async (): Promise<CommandResult> => {
     await cancel(reason ?? 'requested_by_customer', context);
-    return { status: state.status, outcome: 'canceled' };
+    return { status: state.status, outcome: state.pendingOperation ? 'cancel_pending' : 'canceled' };
   }), {
     validator: (_args: CancelInput) => refuseUnless('cancel', 'canceled'),
   });
@@ -178,11 +208,26 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   async function cancel(reason: string, context = input.context): Promise<void> {
-    const { eventIds } = await providers.cancelPayment({
-      ...ref, chargeId: state.status === 'AUTHORIZED' ? approvedChargeId : undefined, reason, context,
-    });
+    const chargeId = state.status === 'AUTHORIZED' ? approvedChargeId : undefined;
+    const { eventIds, pending } = await providers.cancelPayment({ ...ref, chargeId, reason, context });
+    if (pending && chargeId) {
+      // The processor received the void; its notification completes the cancel (settle).
+      state.pendingOperation = { operation: 'void', chargeId, reason };
+      describe();
+      return;
+    }
     setStatus('CANCELED');
     await publish(eventIds);
+  }
+
+  /** Records the processor's notification about the pending capture or void, and where it leaves the payment. */
+  async function settle(pending: PendingOperation, notification: ProviderEventSignal): Promise<void> {
+    const result = await records.settleOperation({ ...ref, pending, notification, context: input.context });
+    state.pendingOperation = undefined;
+    state.capturedAmount = result.capturedAmount;
+    if (notification.outcome.kind !== 'approved') state.lastError = { code: `${pending.operation}_failed` };
+    setStatus(result.paymentStatus);
+    await publish(result.eventIds);
   }
 
   /** Walks the routing plan of one confirm. Never throws: the payment always ends the walk in a status. */
@@ -236,7 +281,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     }
   }
 
-  /** Asks the provider, with backoff, until it tells what became of a charge. Never moves on before. */
+  /**
+   * Settles a charge whose authorize got no answer: by the processor's notification as soon as one is
+   * signalled, else by asking the provider, with backoff, until it tells. Never moves on before.
+   */
   async function reconcile(args: AttemptArgs, attempt: PaymentState['attempts'][number]): Promise<AttemptResult> {
     state.reconciling = true;
     state.attempts[state.attempts.length - 1] = { ...attempt, outcome: 'unknown' };
@@ -244,8 +292,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     let delay = 1000;
     try {
       for (;;) {
-        await sleep(delay);
-        const result = await providers.reconcileCharge(args);
+        await condition(() => hasNotification('authorize', args.chargeId), delay);
+        const notification = takeNotification('authorize', args.chargeId);
+        const result = await providers.reconcileCharge(notification ? { ...args, notification } : args);
         if (!result.pending) return result;
         delay = Math.min(delay * 2, RECONCILE_MAX_DELAY_MS);
       }
@@ -265,12 +314,20 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let authExpired = false;
   let authTimerArmed = false;
   void sleep(input.paymentExpiryMs).then(() => { paymentExpired = true; });
-  const moment = () => `${state.status}/${lock.isLocked()}/${paymentExpired}/${authExpired}`;
+  const moment = () => `${state.status}/${lock.isLocked()}/${paymentExpired}/${authExpired}/${notifications.length}/${state.pendingOperation?.operation}`;
   for (;;) {
     if (lock.isLocked()) {
       // A command is running: look again when it has ended.
     } else if (FINAL_PAYMENT_STATUSES.includes(state.status)) {
       break;
+    } else if (state.pendingOperation) {
+      // A capture or void the processor received: its notification completes it (no timer runs meanwhile).
+      const pending = state.pendingOperation;
+      const notification = takeNotification(pending.operation, pending.chargeId);
+      if (notification) {
+        await run('settle', () => settle(pending, notification));
+        continue;
+      }
     } else if (allows('authExpiry', state.status)) {
       if (!authTimerArmed) {
         authTimerArmed = true;

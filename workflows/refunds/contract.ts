@@ -3,8 +3,8 @@
  * by the workflow (in Temporal's sandbox) and by the API, activities and stores alike, so it stays free
  * of Node and I/O. Everything here carries ids, amounts and merchant metadata, never a credential.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { Environment, RequestContext } from '../contract';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { PROVIDER_EVENT_SIGNAL, type Environment, type ProviderEventSignal, type RequestContext } from '../contract';
 import type { EventFanOutActivities } from '../webhooks/contract';
 
 export const REFUND_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
@@ -67,11 +67,18 @@ export interface RefundState {
   status: RefundStatus | 'RESERVING' | 'REJECTED';
   amount?: number;
   failureReason?: string;
+  /** The processor received the refund and reports its outcome by notification (Adyen). */
+  awaitingNotification?: boolean;
 }
 
 export const refundUpdates = {
   /** Sent with the start (update-with-start): answers once the amount is reserved (or refused). */
   create: defineUpdate<RefundAcceptance>('create'),
+};
+
+export const refundSignals = {
+  /** A verified processor notification about this refund (docs/connectors.md). */
+  providerEvent: defineSignal<[ProviderEventSignal]>(PROVIDER_EVENT_SIGNAL),
 };
 
 export const refundQueries = {
@@ -90,6 +97,8 @@ export interface RefundResult {
   status: RefundStatus;
   failureReason?: string;
   eventIds: string[];
+  /** PENDING because the processor only received the refund: its notification settles it. */
+  awaitingNotification?: boolean;
 }
 
 /** The activities a refund workflow calls (`fanOutEvents` is the webhooks feature's); activities/refunds.ts builds its own two. */
@@ -101,4 +110,6 @@ export interface RefundActivities extends EventFanOutActivities {
   reserveRefund(input: RefundWorkflowInput): Promise<ReservationResult>;
   /** Asks the provider, with the refund id as idempotency key, until it answers; settles on its verdict. */
   refundCharge(ref: RefundRef): Promise<RefundResult>;
+  /** Settles a refund the processor received, on its notification. Idempotent. */
+  settleRefundNotification(args: RefundRef & { notification: ProviderEventSignal }): Promise<RefundResult>;
 }

@@ -1,9 +1,10 @@
 import {
   allHandlersFinished, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { SEARCH_ATTRIBUTES } from '../contract';
+import { SEARCH_ATTRIBUTES, type ProviderEventSignal } from '../contract';
 import {
-  RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundState, RefundStatus, refundUpdates, RefundWorkflowInput,
+  RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundResult, refundSignals, RefundState, RefundStatus, refundUpdates,
+  RefundWorkflowInput,
 } from './contract';
 
 /** Short Postgres work: quick retries, forever (money state must always land). */
@@ -43,7 +44,8 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
     setCurrentDetails([
       `**${status}** · refund of ${state.amount ?? 'all that remains'} on charge ${input.chargeId} · payment ${input.paymentId}`,
       state.failureReason ? `failure: ${state.failureReason}` : '',
-      status === 'PENDING' ? 'waiting for the provider (a pending refundCharge activity shows its attempts and last error)' : '',
+      status === 'PENDING' && state.awaitingNotification ? 'received by the processor, waiting for its notification' : '',
+      status === 'PENDING' && !state.awaitingNotification ? 'waiting for the provider (a pending refundCharge activity shows its attempts and last error)' : '',
     ].filter(Boolean).join('\n'));
   };
   const publish = async (eventIds: string[]) => {
@@ -51,6 +53,11 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
   };
 
   setHandler(refundQueries.state, () => state);
+  // The processor's notifications about this refund, each stored event once, until one settles it.
+  const notifications: ProviderEventSignal[] = [];
+  setHandler(refundSignals.providerEvent, (event: ProviderEventSignal) => {
+    if (event.operation === 'refund' && !notifications.some((n) => n.eventId === event.eventId)) notifications.push(event);
+  });
   setHandler(refundUpdates.create, async (): Promise<RefundAcceptance> => {
     await condition(() => acceptance !== undefined);
     if (acceptance!.outcome === 'rejected') return acceptance!;
@@ -78,7 +85,14 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
       refundId: input.refundId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment,
       paymentId: input.paymentId, chargeId: input.chargeId, context: input.context,
     };
-    const result = await providers.refundCharge(ref);
+    let result: RefundResult = await providers.refundCharge(ref);
+    if (result.awaitingNotification) {
+      state.awaitingNotification = true;
+      setStatus('PENDING');
+      await condition(() => notifications.length > 0);
+      result = await records.settleRefundNotification({ ...ref, notification: notifications[0] });
+      state.awaitingNotification = false;
+    }
     state.failureReason = result.failureReason;
     setStatus(result.status);
     await publish(result.eventIds);

@@ -1,0 +1,126 @@
+import type Koa from 'koa';
+import coBody from 'co-body';
+import type { Environment } from '../../db/environments';
+import { findCharge, findChargeByProviderReference, type ChargeRow } from '../../db/payments';
+import { markProviderEventDelivered, recordProviderEvent, type ProviderEventDelivery } from '../../db/provider-events';
+import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } from '../../db/providers';
+import { findRefundWithCharge } from '../../db/refunds';
+import { looksLikeId, newId } from '../../lib/ids';
+import { logger } from '../../lib/logger';
+import { getAdapter } from '../../activities/providers/registry';
+import type { ProcessorEvent, ProviderCredentials } from '../../activities/providers/types';
+import { signalProviderEvent, temporalUnavailableError } from '../../workflows/client';
+import type { ProviderEventSignal } from '../../workflows/contract';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { refundWorkflowId } from '../../workflows/refunds/contract';
+import type { ApiDeps } from '../deps';
+import { ApiError } from '../errors';
+import { BODY_LIMIT } from '../middleware/body';
+
+/** Where a provider webhook route lives; `webhook_url` on a config is PUBLIC_URL + this + the config id. */
+const PROVIDER_WEBHOOK_PATH = '/v1/provider-webhooks/';
+
+const ENVIRONMENTS: Environment[] = ['production', 'sandbox'];
+
+interface Opened extends ConfigProvider { env: Environment; credentials: ProviderCredentials }
+
+async function openConfig(deps: ApiDeps, configId: string): Promise<Opened | undefined> {
+  for (const env of ENVIRONMENTS) {
+    try {
+      return { env, ...(await openConfigProvider(deps.db, deps.vault, env, configId)) };
+    } catch (err) {
+      if (!(err instanceof ProviderConfigNotFoundError)) throw err;
+    }
+  }
+  return undefined;
+}
+
+/** What an event is about among this config's charges and refunds; nothing for objects we did not make. */
+async function targetOf(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Promise<{ charge: Pick<ChargeRow, 'id' | 'payment_id'>; refundId?: string } | undefined> {
+  const { env } = opened;
+  const configId = opened.config.id;
+  if (!event.operation || !event.outcome) return undefined;
+  if (event.operation === 'refund') {
+    if (!event.refundId) return undefined;
+    const found = await findRefundWithCharge(deps.db, env, event.refundId);
+    // A refund of a charge made through another config is not this config's to settle.
+    if (!found?.charge || found.charge.payment_provider_config_id !== configId) return undefined;
+    return { charge: found.charge, refundId: found.refund.id };
+  }
+  const charge = event.chargeId
+    ? await findCharge(deps.db, env, event.chargeId)
+    : event.providerReference ? await findChargeByProviderReference(deps.db, env, configId, event.providerReference) : undefined;
+  if (!charge || charge.payment_provider_config_id !== configId) return undefined;
+  return { charge };
+}
+
+/**
+ * POST /v1/provider-webhooks/{provider_config_id}: a processor's notifications for one config. No
+ * Authorization header: the config's adapter verifies the processor's signature over the exact bytes
+ * with the config's secret (401 `invalid_signature` and nothing changes otherwise). Each verified event is
+ * stored once per config (the processor's event id), then signalled to the payment or refund workflow
+ * it concerns; events about objects Switchboard did not make are stored and acknowledged. Temporal
+ * unreachable → 503, so the processor sends the event again and it is delivered then.
+ */
+export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
+  return async (ctx, next) => {
+    if (!ctx.path.startsWith(PROVIDER_WEBHOOK_PATH)) return next();
+    const configId = ctx.path.slice(PROVIDER_WEBHOOK_PATH.length);
+    if (ctx.method !== 'POST') throw new ApiError('method_not_allowed', undefined, {}, { Allow: 'POST' });
+    if (!looksLikeId(configId, 'ppc')) throw ApiError.notFound('payment provider config');
+    const opened = await openConfig(deps, configId);
+    const adapter = opened && getAdapter(opened.provider.identifier);
+    if (!opened || !adapter?.parseWebhook) throw ApiError.notFound('payment provider config');
+
+    const rawBody = await coBody.text(ctx, { limit: BODY_LIMIT, encoding: 'utf8' }).catch(() => {
+      throw ApiError.validation([{ path: 'body', message: 'must be at most 1 MiB of text' }]);
+    });
+    const headers = Object.fromEntries(Object.entries(ctx.headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(',') : v]));
+    const verdict = adapter.parseWebhook({ rawBody, headers, credentials: opened.credentials });
+    if (!verdict.verified) {
+      logger.warn({ provider_config_id: configId, reason: verdict.error }, 'provider webhook refused: signature');
+      throw new ApiError('invalid_signature');
+    }
+    if (verdict.rejected) logger.warn({ provider_config_id: configId, rejected: verdict.rejected }, 'provider webhook: items with a bad signature skipped');
+
+    for (const event of verdict.events) await deliver(deps, opened, event);
+    ctx.status = verdict.reply.status;
+    ctx.type = verdict.reply.contentType;
+    ctx.body = verdict.reply.body;
+  };
+}
+
+/** Stores one event (once) and signals its workflow, unless an earlier delivery of it did. */
+async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Promise<void> {
+  const { env } = opened;
+  const target = await targetOf(deps, opened, event);
+  const { row, inserted } = await recordProviderEvent(deps.db, env, {
+    id: newId('pev'),
+    payment_provider_config_id: opened.config.id,
+    account_id: opened.config.account_id,
+    processor_event_id: event.eventId,
+    type: event.type,
+    operation: event.operation ?? null,
+    payment_id: target?.charge.payment_id ?? null,
+    charge_id: target?.charge.id ?? null,
+    refund_id: target?.refundId ?? null,
+    outcome: event.outcome ?? null,
+    provider_code: event.providerCode ?? null,
+    payload: event.payload,
+  });
+  if (!inserted && row.delivered_at) return;
+  let delivery: ProviderEventDelivery = 'no_target';
+  if (target && event.operation && event.outcome) {
+    const signal: ProviderEventSignal = {
+      eventId: row.id, type: event.type, operation: event.operation, chargeId: target.charge.id, outcome: event.outcome,
+      ...(target.refundId ? { refundId: target.refundId } : {}), ...(event.providerCode ? { providerCode: event.providerCode } : {}),
+    };
+    const workflowId = target.refundId ? refundWorkflowId(target.refundId) : paymentWorkflowId(target.charge.payment_id);
+    try {
+      delivery = await signalProviderEvent(await deps.temporal(), workflowId, signal);
+    } catch (err) {
+      throw temporalUnavailableError(err) ?? err;
+    }
+  }
+  await markProviderEventDelivered(deps.db, env, row.id, delivery);
+}

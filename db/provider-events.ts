@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+import type { NotifiedOperation, NotifiedOutcome } from '../workflows/contract';
+import { envTable, type Environment } from './environments';
+
+/**
+ * The provider-events store: each environment's `provider_events`, the processors' notifications as
+ * received through POST /v1/provider-webhooks/{provider_config_id} (docs/connectors.md#provider-webhooks).
+ * One row per (config, processor event id): a processor that sends an event again finds it here.
+ */
+
+export type ProviderEventDelivery = 'signalled' | 'no_target' | 'workflow_closed';
+
+export interface ProviderEventRow {
+  id: string;
+  payment_provider_config_id: string;
+  account_id: string;
+  processor_event_id: string;
+  type: string;
+  operation: NotifiedOperation | null;
+  payment_id: string | null;
+  charge_id: string | null;
+  refund_id: string | null;
+  outcome: NotifiedOutcome | null;
+  provider_code: string | null;
+  payload: Record<string, unknown>;
+  delivered_at: Date | null;
+  delivery: ProviderEventDelivery | null;
+  created_at: Date;
+}
+
+export type NewProviderEvent = Omit<ProviderEventRow, 'delivered_at' | 'delivery' | 'created_at'>;
+
+const table = (db: Knex, env: Environment) => db<ProviderEventRow>(envTable(env, 'provider_events'));
+
+/**
+ * Stores an event unless the config already has one under the processor's id. Returns the row either
+ * way, and whether this call wrote it.
+ */
+export async function recordProviderEvent(db: Knex, env: Environment, event: NewProviderEvent): Promise<{ row: ProviderEventRow; inserted: boolean }> {
+  const [inserted] = await db(envTable(env, 'provider_events'))
+    .insert({ ...event, outcome: event.outcome ? JSON.stringify(event.outcome) : null, payload: JSON.stringify(event.payload) })
+    .onConflict(['payment_provider_config_id', 'processor_event_id']).ignore()
+    .returning('*') as ProviderEventRow[];
+  if (inserted) return { row: inserted, inserted: true };
+  const existing = await table(db, env)
+    .where({ payment_provider_config_id: event.payment_provider_config_id, processor_event_id: event.processor_event_id }).first();
+  if (!existing) throw new Error(`provider event ${event.processor_event_id} vanished`);
+  return { row: existing, inserted: false };
+}
+
+/** Notes where an event went (once delivered, a repeat of it is acknowledged without a second signal). */
+export async function markProviderEventDelivered(db: Knex, env: Environment, id: string, delivery: ProviderEventDelivery): Promise<void> {
+  await table(db, env).where({ id }).update({ delivered_at: new Date(), delivery });
+}
+
+/** A charge's events, oldest first (operators, tests). */
+export async function providerEventsOfCharge(db: Knex, env: Environment, chargeId: string): Promise<ProviderEventRow[]> {
+  return table(db, env).where({ charge_id: chargeId }).orderBy('created_at').orderBy('id');
+}
+
+/** A config's events, oldest first. */
+export async function providerEventsOfConfig(db: Knex, env: Environment, configId: string): Promise<ProviderEventRow[]> {
+  return table(db, env).where({ payment_provider_config_id: configId }).orderBy('created_at').orderBy('id');
+}
