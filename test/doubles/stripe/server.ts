@@ -4,10 +4,16 @@
 // idempotency_error) and answers with Stripe's published resource shapes (./fixtures, MIT).
 //
 // Test cards: https://docs.stripe.com/testing. Knobs: POST /__double/behaviour; state: GET /__double/state.
+//
+// Webhooks as Stripe sends them (https://docs.stripe.com/webhooks): once setWebhook() names an endpoint,
+// every state change is an event (`evt_…`, `data.object` = the resource as the double shows it), POSTed
+// a few ms later with a `Stripe-Signature` made by the official library, and retried with backoff while
+// the endpoint answers anything but 2xx. Knobs hold, reorder and duplicate them.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
 import fixtures from './fixtures/resources.json';
 
 type Params = Record<string, any>;
@@ -38,17 +44,74 @@ export interface Behaviour {
   drop_connection?: boolean;
   /** How many matching requests the behaviour applies to (default 1). */
   times?: number;
-  /** Which requests: method and path prefix (default `POST /v1/payment_intents`). */
+  /** Which requests: method and path prefix (default `POST /v1/payment_intents`, or `POST /v1/refunds` with refund_status). */
   match?: string;
+  /** The status a refund is created with (default `succeeded`); a `pending` one ends by settleRefund(). */
+  refund_status?: RefundStatus;
+}
+
+export type RefundStatus = 'succeeded' | 'pending' | 'requires_action' | 'failed' | 'canceled';
+
+/** An event as Stripe sends it (https://docs.stripe.com/api/events/object). */
+export interface StripeEvent {
+  id: string;
+  object: 'event';
+  api_version: string;
+  created: number;
+  data: { object: any; previous_attributes?: Record<string, unknown> };
+  livemode: false;
+  pending_webhooks: number;
+  /** The API request that caused it; ids null when Stripe itself changed the resource (a refund settling). */
+  request: { id: string | null; idempotency_key: string | null };
+  type: string;
+}
+
+/** One POST of an event to the endpoint: `status` as answered, 0 when no answer came (then `error`). */
+export interface WebhookDelivery {
+  eventId: string;
+  type: string;
+  attempt: number;
+  status: number;
+  error?: string;
+  /** When it was sent (ms since the epoch). */
+  at: number;
+}
+
+/** The API version events are rendered in: the endpoint's, registered with the adapter's pinned version. */
+export const WEBHOOK_API_VERSION = '2025-02-24.acacia';
+/** Retries after the first attempt, at 50 ms doubling to 1 s (Stripe retries for three days; tests cannot wait). */
+export const WEBHOOK_MAX_RETRIES = 10;
+const WEBHOOK_DELAY_MS = 5;
+const WEBHOOK_TIMEOUT_MS = 5_000;
+
+/** A `Stripe-Signature` header for a payload, as Stripe makes it: `t=<seconds>,v1=<HMAC-SHA256 of "t.payload">`. */
+export function signStripePayload(payload: string, secret: string, timestamp = now()): string {
+  return Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
 }
 
 interface Stored { fingerprint: string; status: number; body: unknown }
 
 export interface StripeDouble {
   url: string;
-  /** Intents, refunds, and how many intents each idempotency key created. */
-  state(): { intents: any[]; refunds: any[]; creates_by_key: Record<string, number>; requests: { method: string; path: string; idempotency_key?: string }[] };
+  /** Intents, refunds, every event (delivered or not), and how many intents each idempotency key created. */
+  state(): { intents: any[]; refunds: any[]; events: StripeEvent[]; creates_by_key: Record<string, number>; requests: { method: string; path: string; idempotency_key?: string }[] };
   behave(behaviour: Behaviour): void;
+  /** The webhook endpoint events go to from now on (null: none, events are only listed in state()). */
+  setWebhook(endpoint: { url: string; secret: string } | null): void;
+  /** While on, events are kept (pendingWebhooks()) instead of sent, until releaseWebhooks(). */
+  holdWebhooks(on: boolean): void;
+  pendingWebhooks(): StripeEvent[];
+  /**
+   * Sends the held events one after the other (each once its first POST is answered; retries go on
+   * behind), in reverse order or each twice when asked. Holding stays as it was.
+   */
+  releaseWebhooks(options?: { duplicate?: boolean; reverse?: boolean }): Promise<void>;
+  /** Every POST made so far, retries included, with the status answered. */
+  webhooksSent(): WebhookDelivery[];
+  /** Resolves once no event is waiting to be sent or retried (held ones aside). */
+  webhooksIdle(): Promise<void>;
+  /** A `pending` (or `requires_action`) refund ends: refund.updated, plus refund.failed when it failed. */
+  settleRefund(refundId: string, status: 'succeeded' | 'failed'): any;
   close(): Promise<void>;
 }
 
@@ -69,6 +132,18 @@ export function parseForm(text: string): Params {
   return out;
 }
 
+/** A card as a charge's payment_method_details show it: never the number or CVC. */
+function cardDetails(card: { number: string; exp_month?: string; exp_year?: string }) {
+  const brand = ({ 3: 'amex', 4: 'visa', 5: 'mastercard', 6: 'discover' } as Record<string, string>)[card.number[0]] ?? 'unknown';
+  return {
+    type: 'card',
+    card: {
+      brand, last4: card.number.slice(-4), exp_month: Number(card.exp_month), exp_year: Number(card.exp_year), country: 'US', funding: 'credit',
+      fingerprint: randomBytes(8).toString('hex'), checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'pass' }, network: brand,
+    },
+  };
+}
+
 function stripeError(status: number, error: Record<string, unknown>) {
   return { status, body: { error } };
 }
@@ -82,6 +157,81 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const requests: { method: string; path: string; idempotency_key?: string }[] = [];
   let behaviour: Behaviour | undefined;
   let remaining = 0;
+
+  // Webhooks
+  const events: StripeEvent[] = [];
+  const held: StripeEvent[] = [];
+  const deliveries: WebhookDelivery[] = [];
+  let endpoint: { url: string; secret: string } | null = null;
+  let holding = false;
+  let closed = false;
+  /** The request being handled, named by the events it causes. */
+  let cause: StripeEvent['request'] = { id: null, idempotency_key: null };
+  /** First attempts go out in order, one after the other; retries run beside them. */
+  let outbox: Promise<void> = Promise.resolve();
+  const running = new Set<Promise<void>>();
+  const sleeping = new Map<NodeJS.Timeout, () => void>();
+  const closing = new AbortController();
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (closed) return resolve();
+      const timer = setTimeout(() => { sleeping.delete(timer); resolve(); }, ms);
+      sleeping.set(timer, resolve);
+    });
+  }
+
+  function track(work: Promise<void>): Promise<void> {
+    running.add(work);
+    void work.finally(() => running.delete(work));
+    return work;
+  }
+
+  function emit(type: string, object: unknown, previous?: Record<string, unknown>) {
+    const event: StripeEvent = {
+      id: id('evt'), object: 'event', api_version: WEBHOOK_API_VERSION, created: now(),
+      data: { object: JSON.parse(JSON.stringify(object)), ...(previous ? { previous_attributes: previous } : {}) },
+      livemode: false, pending_webhooks: endpoint ? 1 : 0, request: { ...cause }, type,
+    };
+    events.push(event);
+    if (!endpoint) return;
+    if (holding) held.push(event);
+    else void send([event], WEBHOOK_DELAY_MS);
+  }
+
+  /** Queues the first attempts of these events; resolves once each has been answered. */
+  function send(batch: StripeEvent[], delayMs = 0): Promise<void> {
+    outbox = outbox.then(async () => {
+      if (delayMs) await sleep(delayMs);
+      for (const event of batch) await deliver(event, JSON.stringify(event, null, 2));
+    }).catch(() => undefined);
+    return track(outbox);
+  }
+
+  /** One POST; on anything but 2xx, the next one later (behind the queue), up to WEBHOOK_MAX_RETRIES. */
+  async function deliver(event: StripeEvent, payload: string, attempt = 1): Promise<void> {
+    const target = endpoint;
+    if (closed || !target) return;
+    let status = 0;
+    let error: string | undefined;
+    const at = Date.now();
+    try {
+      const res = await fetch(target.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'stripe-signature': signStripePayload(payload, target.secret) },
+        body: payload,
+        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(WEBHOOK_TIMEOUT_MS)]),
+      });
+      status = res.status;
+      await res.arrayBuffer();
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    if (closed) return;
+    deliveries.push({ eventId: event.id, type: event.type, attempt, status, ...(error ? { error } : {}), at });
+    if ((status >= 200 && status < 300) || attempt > WEBHOOK_MAX_RETRIES) return;
+    void track(sleep(Math.min(50 * 2 ** (attempt - 1), 1000)).then(() => deliver(event, payload, attempt + 1)));
+  }
 
   const intentView = (pi: any, expand: string[] = []) => ({
     ...pi,
@@ -106,29 +256,40 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     };
     pi.client_secret = `${pi.id}_secret_${randomBytes(8).toString('hex')}`;
     intents.set(pi.id, pi);
+    emit('payment_intent.created', intentView(pi));
     if (p.confirm !== 'true') return { status: 200, body: pi };
     const outcome = TEST_CARDS[card.number] ?? (/^4\d{15}$/.test(card.number) ? {} : { decline: { code: 'incorrect_number', message: 'Your card number is incorrect.' } });
     if (outcome.action) {
       Object.assign(pi, { status: 'requires_action', next_action: { type: 'use_stripe_sdk', use_stripe_sdk: {} } });
+      emit('payment_intent.requires_action', intentView(pi));
       return { status: 200, body: pi };
     }
     const charge: any = {
       ...fixtures.charge, id: id('ch'), amount, amount_captured: 0, amount_refunded: 0, captured: false, created: now(), currency: p.currency,
-      metadata: pi.metadata, payment_intent: pi.id, refunded: false,
+      metadata: pi.metadata, payment_intent: pi.id, refunded: false, payment_method: pi.payment_method, payment_method_details: cardDetails(card),
     };
     charges.set(charge.id, charge);
     pi.latest_charge = charge.id;
     if (outcome.decline) {
-      const error = { type: 'card_error', ...outcome.decline, charge: charge.id, doc_url: `https://stripe.com/docs/error-codes/${outcome.decline.code}` };
+      const error = {
+        type: 'card_error', ...outcome.decline, charge: charge.id, doc_url: `https://stripe.com/docs/error-codes/${outcome.decline.code}`,
+        payment_method: { id: pi.payment_method, object: 'payment_method', type: 'card', card: charge.payment_method_details.card },
+      };
       Object.assign(charge, { status: 'failed', paid: false, failure_code: outcome.decline.code, failure_message: outcome.decline.message });
       Object.assign(pi, { status: 'requires_payment_method', last_payment_error: error, payment_method: null });
+      emit('charge.failed', charge);
+      emit('payment_intent.payment_failed', intentView(pi));
       return stripeError(402, { ...error, payment_intent: pi });
     }
     if (captureMethod === 'manual') {
       Object.assign(pi, { status: 'requires_capture', amount_capturable: amount });
+      emit('charge.succeeded', charge);
+      emit('payment_intent.amount_capturable_updated', intentView(pi), { amount_capturable: 0 });
     } else {
       Object.assign(pi, { status: 'succeeded', amount_received: amount });
       Object.assign(charge, { captured: true, amount_captured: amount });
+      emit('charge.succeeded', charge);
+      emit('payment_intent.succeeded', intentView(pi));
     }
     return { status: 200, body: pi };
   }
@@ -142,12 +303,15 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const charge = charges.get(pi.latest_charge);
     Object.assign(charge, { captured: true, amount_captured: amount });
     Object.assign(pi, { status: 'succeeded', amount_capturable: 0, amount_received: amount });
+    emit('charge.captured', charge);
+    emit('payment_intent.succeeded', intentView(pi));
     return { status: 200, body: pi };
   }
 
   function cancel(pi: any) {
     if (!['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action'].includes(pi.status)) return unexpectedState(pi, 'cancel');
     Object.assign(pi, { status: 'canceled', amount_capturable: 0, canceled_at: now(), cancellation_reason: null });
+    emit('payment_intent.canceled', intentView(pi));
     return { status: 200, body: pi };
   }
 
@@ -158,7 +322,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     });
   }
 
-  function createRefund(p: Params) {
+  function createRefund(p: Params, status: RefundStatus = 'succeeded') {
     const pi = intents.get(p.payment_intent);
     if (!pi) return stripeError(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_intent', message: `No such payment_intent: '${p.payment_intent}'` });
     const charge = charges.get(pi.latest_charge);
@@ -169,19 +333,43 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     if (!Number.isInteger(amount) || amount < 1 || amount > left) {
       return stripeError(400, { type: 'invalid_request_error', code: 'amount_too_large', param: 'amount', message: `Refund amount ($${amount / 100}) is greater than unrefunded amount on charge ($${left / 100})` });
     }
-    Object.assign(charge, { amount_refunded: charge.amount_refunded + amount, refunded: charge.amount_refunded + amount === charge.amount_captured });
-    const refund = {
+    const refund: any = {
       ...fixtures.refund, id: id('re'), amount, charge: charge.id, created: now(), currency: charge.currency, metadata: p.metadata ?? {},
-      payment_intent: pi.id, status: 'succeeded',
+      payment_intent: pi.id, status, ...(status === 'failed' || status === 'canceled' ? { failure_reason: 'expired_or_canceled_card' } : {}),
     };
     refunds.set(refund.id, refund);
+    emit('refund.created', refund);
+    if (status === 'failed' || status === 'canceled') {
+      emit('refund.failed', refund);
+      return { status: 200, body: refund };
+    }
+    // A pending refund counts in the charge's amount_refunded already, as at Stripe (taken back if it fails).
+    refundCharge(charge, amount);
+    emit('charge.refunded', charge);
     return { status: 200, body: refund };
+  }
+
+  function refundCharge(charge: any, amount: number) {
+    Object.assign(charge, { amount_refunded: charge.amount_refunded + amount, refunded: charge.amount_refunded + amount === charge.amount_captured });
+  }
+
+  function settleRefund(refundId: string, status: 'succeeded' | 'failed') {
+    const refund = refunds.get(refundId);
+    if (!refund) throw new Error(`No such refund: '${refundId}'`);
+    if (refund.status !== 'pending' && refund.status !== 'requires_action') throw new Error(`Refund ${refundId} is ${refund.status}, not pending`);
+    const previous = { status: refund.status };
+    cause = { id: null, idempotency_key: null };
+    Object.assign(refund, { status, ...(status === 'failed' ? { failure_reason: 'expired_or_canceled_card' } : {}) });
+    if (status === 'failed') refundCharge(charges.get(refund.charge), -refund.amount);
+    emit('refund.updated', refund, previous);
+    if (status === 'failed') emit('refund.failed', refund);
+    return JSON.parse(JSON.stringify(refund));
   }
 
   const refundView = (refund: any, expand: string[]) => ({ ...refund, charge: expand.includes('charge') || expand.includes('data.charge') ? charges.get(refund.charge) : refund.charge });
 
   /** The operation itself, once the request passed the checks (and was not an idempotent replay). */
-  function route(method: string, path: string, p: Params): { status: number; body: unknown } {
+  function route(method: string, path: string, p: Params, knobs?: Behaviour): { status: number; body: unknown } {
     const expand: string[] = Array.isArray(p.expand) ? p.expand : [];
     if (method === 'POST' && path === '/v1/payment_intents') return createIntent(p);
     if (method === 'GET' && path === '/v1/payment_intents/search') {
@@ -191,7 +379,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
     }
     if (method === 'POST' && path === '/v1/refunds') {
-      const made = createRefund(p);
+      const made = createRefund(p, knobs?.refund_status);
       return made.status === 200 ? { status: 200, body: refundView(made.body, expand) } : made;
     }
     if (method === 'GET' && path === '/v1/refunds') {
@@ -215,8 +403,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
+    const requestId = id('req');
     const answer = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId });
       res.end(JSON.stringify(body));
     };
 
@@ -244,7 +433,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       params = parseForm(url.search.slice(1));
     }
 
-    const applies = behaviour && remaining > 0 && `${method} ${url.pathname}`.startsWith(behaviour.match ?? 'POST /v1/payment_intents');
+    const matching = behaviour?.match ?? (behaviour?.refund_status ? 'POST /v1/refunds' : 'POST /v1/payment_intents');
+    const applies = behaviour && remaining > 0 && `${method} ${url.pathname}`.startsWith(matching);
     const knobs = applies ? behaviour! : undefined;
     if (applies) remaining -= 1;
 
@@ -262,7 +452,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       res.setHeader('idempotent-replayed', 'true');
     } else {
       const before = intents.size;
-      reply = route(method, url.pathname, params);
+      cause = { id: requestId, idempotency_key: idempotencyKey ?? null };
+      reply = route(method, url.pathname, params, knobs);
       if (idempotencyKey && intents.size > before) createsByKey[idempotencyKey] = (createsByKey[idempotencyKey] ?? 0) + 1;
       if (knobs?.fail_with_500) reply = stripeError(500, { type: 'api_error', message: 'An unknown error occurred' });
       // Stripe stores every answer of an endpoint that started executing, 5xx included (not 400s from validation, but the double keeps it simple: everything but 401).
@@ -287,12 +478,36 @@ export async function startStripeDouble(): Promise<StripeDouble> {
 
   const double: StripeDouble = {
     url: `http://127.0.0.1:${port}`,
-    state: () => ({ intents: [...intents.values()], refunds: [...refunds.values()], creates_by_key: { ...createsByKey }, requests: [...requests] }),
+    state: () => ({ intents: [...intents.values()], refunds: [...refunds.values()], events: [...events], creates_by_key: { ...createsByKey }, requests: [...requests] }),
     behave(b: Behaviour) {
       behaviour = b;
       remaining = b.times ?? 1;
     },
+    setWebhook(target) {
+      endpoint = target ? { ...target } : null;
+    },
+    holdWebhooks(on) {
+      holding = on;
+    },
+    pendingWebhooks: () => [...held],
+    releaseWebhooks({ duplicate = false, reverse = false } = {}) {
+      const batch = held.splice(0, held.length);
+      if (reverse) batch.reverse();
+      return send(duplicate ? batch.flatMap((event) => [event, event]) : batch);
+    },
+    webhooksSent: () => deliveries.map((delivery) => ({ ...delivery })),
+    async webhooksIdle() {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+    settleRefund,
     async close() {
+      closed = true;
+      closing.abort();
+      for (const [timer, wake] of sleeping) {
+        clearTimeout(timer);
+        wake();
+      }
+      sleeping.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

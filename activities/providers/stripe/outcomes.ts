@@ -1,0 +1,77 @@
+// Stripe's objects as our outcomes: what the adapter's answers and the webhooks' events both read
+// (docs/connectors.md#stripe). Pure.
+
+import Stripe from 'stripe';
+import type { Approved, HardDecline, ProviderOutcome, SoftDecline } from '../types';
+import { stripeDecline } from './decline-codes';
+
+/** The metadata key the charge id goes under: the look-up searches it, the webhooks read it back. */
+export const CHARGE_ID_METADATA = 'switchboard_charge_id';
+export const REFUND_ID_METADATA = 'switchboard_refund_id';
+
+/** A PaymentIntent as an outcome: its `status` says where it stands. */
+export function intentOutcome(intent: Stripe.PaymentIntent): ProviderOutcome {
+  const approved = (captured: number): Approved => ({
+    kind: 'approved',
+    providerReference: intent.id,
+    authorizedAmount: intent.amount,
+    capturedAmount: captured,
+    refundedAmount: typeof intent.latest_charge === 'object' && intent.latest_charge ? intent.latest_charge.amount_refunded : 0,
+  });
+  switch (intent.status) {
+    case 'succeeded': return approved(intent.amount_received);
+    case 'requires_capture': return approved(0);
+    // Voided: the authorization stands released; what was authorized is still what it was.
+    case 'canceled': return approved(intent.amount_received);
+    // 3-D Secure is not done yet (a later issue): the intent waits for the customer, so it is a soft decline.
+    case 'requires_action': return { kind: 'soft_decline', declineCode: 'authentication_required', message: 'The card requires authentication (3-D Secure), which is not supported yet.' };
+    case 'requires_payment_method': {
+      const error = intent.last_payment_error;
+      if (!error) return { kind: 'soft_decline', declineCode: 'card_declined', message: 'The payment intent needs another payment method.' };
+      return declineOutcome(error.decline_code ?? error.code ?? 'card_declined', error.message);
+    }
+    // `processing` (and anything new): money may move; reconcile rather than guess.
+    default: return { kind: 'unknown', error: `payment intent is ${intent.status}` };
+  }
+}
+
+/**
+ * A Refund as an outcome. `pending` (and `requires_action`, or a status Stripe adds) is not final: Stripe
+ * tells the end by `refund.updated` / `refund.failed` (docs/connectors.md#webhooks).
+ */
+export function refundOutcome(refund: Stripe.Refund): ProviderOutcome {
+  const intent = typeof refund.payment_intent === 'string' ? refund.payment_intent : refund.payment_intent?.id ?? '';
+  if (refund.status === 'failed' || refund.status === 'canceled') {
+    return { kind: 'hard_decline', declineCode: 'refund_failed', message: refund.failure_reason ?? `refund ${refund.status}` };
+  }
+  if (refund.status !== 'succeeded') return { kind: 'pending', providerReference: intent, operationReference: refund.id };
+  const charge = typeof refund.charge === 'object' && refund.charge ? refund.charge : undefined;
+  return {
+    kind: 'approved',
+    providerReference: intent,
+    authorizedAmount: charge?.amount ?? refund.amount,
+    capturedAmount: charge?.amount_captured ?? refund.amount,
+    refundedAmount: charge?.amount_refunded ?? refund.amount,
+    refundReference: refund.id,
+  };
+}
+
+export function declineOutcome(stripeCode: string, message?: string): HardDecline | SoftDecline {
+  const decline = stripeDecline(stripeCode);
+  return { kind: decline.decision === 'hard' ? 'hard_decline' : 'soft_decline', declineCode: decline.code, ...(message ? { message } : {}) };
+}
+
+/**
+ * An error Stripe answered: 5xx is unknown (Stripe may have done it), 4xx a decline by the table. An
+ * idempotency error is unknown too: under our key another request ran or runs (a retry after the first
+ * answer was lost, whose parameters differ once the CVC is wiped, or one still in flight), so the
+ * operation may well have happened — reconcile, never decline or cascade on it.
+ */
+export function errorOutcome(err: InstanceType<typeof Stripe.errors.StripeError>): ProviderOutcome {
+  const status = err.statusCode ?? 0;
+  const idempotency = err.rawType === 'idempotency_error' || err.code === 'idempotency_key_in_use';
+  if (status >= 500 || status === 0 || idempotency) return { kind: 'unknown', error: `HTTP ${status} ${err.code ?? err.rawType ?? ''}: ${err.message}`.trim() };
+  const byStatus = status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 429 ? 'rate_limit' : undefined;
+  const stripeCode = err.decline_code ?? err.code ?? byStatus ?? err.rawType ?? `http_${status}`;
+  return declineOutcome(stripeCode, err.message);
+}
