@@ -2,6 +2,7 @@
 // schema, and the check of a provider's `config.api_base`. Pure: the adapter is activities/providers/stripe/.
 
 import { Static, Type } from '@sinclair/typebox';
+import { apiBaseErrors, apiBaseParts } from './api-base';
 import type { SchemaFieldError } from './credentials';
 import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
 import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
@@ -25,41 +26,18 @@ export const STRIPE_CAPABILITIES: ProviderCapabilities = cardProcessorCapabiliti
 
 export const STRIPE_DEFAULT_METHODS: readonly MethodTemplate[] = cardMethodTemplates(STRIPE_IDENTIFIER, false);
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 /**
  * The errors of a stripe provider's `config` (paths below `root`, e.g. `body/config`): `api_base`, when
  * given, is scheme, host and port only; `https://` always in live, `http://` allowed on loopback in
  * sandbox (local doubles).
  */
 export function stripeConfigErrors(config: Record<string, unknown>, sandbox: boolean, root: string): SchemaFieldError[] {
-  const value = config.api_base;
-  if (value === undefined) return [];
-  const path = `${root}/api_base`;
-  if (typeof value !== 'string') return [{ path, message: 'must be a URL string' }];
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return [{ path, message: 'must be an absolute URL' }];
-  }
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || url.username || url.password) {
-    return [{ path, message: 'must be scheme, host and port only (the library appends /v1/…)' }];
-  }
-  if (url.protocol === 'https:') return [];
-  if (url.protocol === 'http:') {
-    if (!sandbox) return [{ path, message: 'must be https:// in live' }];
-    if (!LOOPBACK_HOSTS.has(url.hostname)) return [{ path, message: 'may be http:// only on loopback (sandbox)' }];
-    return [];
-  }
-  return [{ path, message: 'must be https:// (or http:// on loopback in sandbox)' }];
+  return apiBaseErrors(config, sandbox, root, '/v1/…');
 }
 
 /** The parts of an api_base the `stripe` library takes (`host`, `port`, `protocol`). */
 export function stripeApiBaseParts(apiBase: string | undefined): { protocol: 'http' | 'https'; host: string; port: number } {
-  const url = new URL(apiBase ?? STRIPE_DEFAULT_API_BASE);
-  const protocol = url.protocol === 'http:' ? 'http' : 'https';
-  return { protocol, host: url.hostname, port: url.port ? Number(url.port) : protocol === 'https' ? 443 : 80 };
+  return apiBaseParts(apiBase ?? STRIPE_DEFAULT_API_BASE);
 }
 
 export const STRIPE_CATALOGUE: ProviderCatalogueEntry = {
