@@ -3,6 +3,7 @@
 
 import { Agent, request } from 'undici';
 import { recordExchange as record, redactSecrets } from '../exchange';
+import { errorCode, isObject, parseJson } from '../wire';
 import {
   Approved, AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, GetStatusInput, GetStatusOutput,
   OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
@@ -227,23 +228,4 @@ function errorCodeOf(body: unknown): string | undefined {
 
 function errorMessageOf(body: unknown): string | undefined {
   return isObject(body) && isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function parseJson(text: string): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function errorCode(err: unknown): string | undefined {
-  const seen = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = seen?.code ?? seen?.cause?.code;
-  return typeof code === 'string' ? code : undefined;
 }
