@@ -24,7 +24,7 @@ export async function openProvider(
   try {
     const { credentials, ...found } = await openConfigProvider(deps.db, deps.vault, env, configId);
     const adapter = getAdapter(found.provider.identifier, {
-      simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs, apiBase: apiBaseOf(found.provider.config),
+      simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs, apiBase: apiBaseOf(found.provider.config), environment: env,
     });
     return { ...found, adapter, credentials };
   } catch (err) {

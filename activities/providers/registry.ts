@@ -3,6 +3,7 @@
 // folder under activities/providers/, one catalogue entry and one line in ADAPTERS.
 
 import { AdapterIdentifier, isAdapterIdentifier, UnknownProviderAdapterError } from '../../lib/providers/catalogue';
+import { createAdyenAdapter } from './adyen';
 import { createSandboxAdapter } from './sandbox';
 import { createStripeAdapter } from './stripe';
 import { ProviderAdapter } from './types';
@@ -13,8 +14,12 @@ export interface AdapterOptions {
   /** How long a provider call may wait for its answer before the outcome is `unknown`. */
   requestTimeoutMs?: number;
   connectTimeoutMs?: number;
-  /** The provider's `config.api_base`, for adapters that take one (stripe). */
+  /** The provider's `config.api_base`, for adapters that take one (stripe, adyen). */
   apiBase?: string;
+  /** The environment the call is made in, for adapters whose default endpoint depends on it (adyen: test or live). */
+  environment?: 'sandbox' | 'production';
+  /** Where a processor would send a shopper back after a redirect (adyen requires one; 3-D Secure is not done yet). */
+  returnUrl?: string;
 }
 
 export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:4010';
@@ -26,6 +31,10 @@ const ADAPTERS: Record<AdapterIdentifier, (options: AdapterOptions) => ProviderA
     connectTimeoutMs: options.connectTimeoutMs,
   }),
   stripe: (options) => createStripeAdapter({ apiBase: options.apiBase, timeoutMs: options.requestTimeoutMs }),
+  adyen: (options) => createAdyenAdapter({
+    apiBase: options.apiBase, environment: options.environment, returnUrl: options.returnUrl,
+    timeoutMs: options.requestTimeoutMs, connectTimeoutMs: options.connectTimeoutMs,
+  }),
 };
 
 // One adapter per identifier and options, so connection pools are shared rather than leaked per call.
@@ -34,7 +43,7 @@ const instances = new Map<string, ProviderAdapter>();
 /** The adapter for a provider's `identifier`; throws UnknownProviderAdapterError for an unknown one. */
 export function getAdapter(identifier: string, options: AdapterOptions = {}): ProviderAdapter {
   if (!isAdapterIdentifier(identifier)) throw new UnknownProviderAdapterError(identifier);
-  const cacheKey = `${identifier} ${JSON.stringify([options.simulatorUrl, options.requestTimeoutMs, options.connectTimeoutMs, options.apiBase])}`;
+  const cacheKey = `${identifier} ${JSON.stringify([options.simulatorUrl, options.requestTimeoutMs, options.connectTimeoutMs, options.apiBase, options.environment, options.returnUrl])}`;
   let adapter = instances.get(cacheKey);
   if (!adapter) {
     adapter = ADAPTERS[identifier](options);

@@ -3,6 +3,7 @@
 // real processor is one entry here and one adapter folder under activities/providers/ (its registry
 // line is checked against this list).
 
+import { ADYEN_CATALOGUE } from './adyen';
 import { SANDBOX_CATALOGUE } from './sandbox';
 import { STRIPE_CATALOGUE } from './stripe';
 import type { MethodTemplate, ProviderCatalogueEntry } from './types';
@@ -10,6 +11,7 @@ import type { MethodTemplate, ProviderCatalogueEntry } from './types';
 const CATALOGUE = {
   sandbox: SANDBOX_CATALOGUE,
   stripe: STRIPE_CATALOGUE,
+  adyen: ADYEN_CATALOGUE,
 } as const satisfies Record<string, ProviderCatalogueEntry>;
 
 export type AdapterIdentifier = keyof typeof CATALOGUE;

@@ -1,0 +1,349 @@
+// The `adyen` adapter (docs/connectors.md#adyen): Checkout API v71 through Adyen's official Node library,
+// every answer normalized to a ProviderOutcome. The library builds the requests and reads the answers;
+// the HTTP is ours (undici), so the call goes to the configured base URL (the library opens HTTPS only,
+// to Adyen's hosts) and one timeout bounds all of it. The PAN goes into the /payments request and
+// nowhere else; the API key lives in a per-call library client, in activity memory only.
+
+import { CheckoutAPI, Client, EnvironmentEnum, HttpClientException, Types } from '@adyen/api-library';
+import { Agent, request } from 'undici';
+import {
+  ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION, ADYEN_TEST_API_BASE, adyenLiveApiBase, type AdyenCredentials,
+} from '../../../lib/providers/adyen';
+import { recordExchange as record, redactSecrets } from '../exchange';
+import { errorCode, isObject, parseJson } from '../wire';
+import type {
+  AuthorizeInput, CaptureInput, CaptureOutput, GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderExchange,
+  ProviderOperation, ProviderOutcome, RefundInput, RefundOutput, VoidInput,
+} from '../types';
+import { adyenError, adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
+import { parseAdyenWebhook, withoutCardData } from './notifications';
+
+export interface AdyenAdapterOptions {
+  /** The provider's `config.api_base` (scheme, host, port): where requests go instead of Adyen's endpoint. */
+  apiBase?: string;
+  /**
+   * Which of Adyen's endpoints to use without an api_base: sandbox → the test Checkout API, production →
+   * the live one under the credentials' `live_url_prefix`. Default sandbox (a test endpoint moves no money).
+   */
+  environment?: 'sandbox' | 'production';
+  /** The `returnUrl` every /payments request must carry (used only after a redirect, which is not done yet). */
+  returnUrl?: string;
+  /** Bounds the whole call (PROVIDER_TIMEOUT_MS); past it the outcome is `unknown`. */
+  timeoutMs?: number;
+  /** How long to wait for a connection; past it nothing was sent, so it is a `transport_error`. */
+  connectTimeoutMs?: number;
+}
+
+/** A capture or refund with the currency of its amount: Adyen's `amount` needs one. */
+export type WithCurrency<T> = T & { currency?: string };
+
+/** The adyen adapter: its capture and refund take the currency of their amount too. */
+export interface AdyenAdapter extends ProviderAdapter {
+  capture(input: WithCurrency<CaptureInput>): Promise<CaptureOutput>;
+  refund(input: WithCurrency<RefundInput>): Promise<RefundOutput>;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+/** Until the API's PUBLIC_URL reaches the adapter: Adyen requires a returnUrl even where no redirect happens. */
+export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
+
+// Errors raised before the request could reach Adyen: safe to try another provider. Anything else after
+// sending (timeouts, resets) leaves the outcome unknown.
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+type HttpClient = NonNullable<ConstructorParameters<typeof Client>[1]>;
+type PaymentResponse = Types.checkout.PaymentResponse;
+type ModificationResponse = Types.checkout.PaymentCaptureResponse | Types.checkout.PaymentCancelResponse | Types.checkout.PaymentRefundResponse;
+const ResultCode = Types.checkout.PaymentResponse.ResultCodeEnum;
+
+/** What went over the wire in one call, as our HTTP client saw it. */
+interface Wire {
+  status?: number;
+  body?: unknown;
+}
+
+interface Call<T> {
+  operation: ProviderOperation;
+  idempotencyKey: string;
+  path: string;
+  /** What the exchange record shows of the request: an allow-list, never the card. */
+  summary: Record<string, unknown>;
+  send: (checkout: CheckoutAPI, merchantAccount: string) => Promise<T>;
+}
+
+type Reply<T> =
+  | { kind: 'ok'; value: T; exchange: Omit<ProviderExchange, 'outcome'> }
+  | { kind: 'error'; outcome: ProviderOutcome; providerCode?: string; exchange: Omit<ProviderExchange, 'outcome'> };
+
+export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdapter {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const returnUrl = options.returnUrl ?? DEFAULT_RETURN_URL;
+  const live = options.environment === 'production';
+  const agent = new Agent({
+    connect: { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+
+  /** Where the call goes: the api_base, else Adyen's test or live endpoint (the latter under the account's prefix). */
+  function baseUrl(credentials: Partial<AdyenCredentials>): string | undefined {
+    if (options.apiBase) return new URL(options.apiBase).origin;
+    if (!live) return ADYEN_TEST_API_BASE;
+    return credentials.live_url_prefix ? adyenLiveApiBase(credentials.live_url_prefix) : undefined;
+  }
+
+  /** The library's HTTP hook: its request, sent by undici to `base` and bounded by the timeout; `wire` keeps the answer. */
+  function httpClient(base: string, wire: Wire): HttpClient {
+    return {
+      async request(endpoint, json, config, _apiKeyRequired, requestOptions) {
+        const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+        if (config.apiKey) headers['x-api-key'] = config.apiKey;
+        if (requestOptions?.idempotencyKey) headers['idempotency-key'] = requestOptions.idempotencyKey;
+        const response = await request(rebased(endpoint, base, requestOptions?.params), {
+          method: requestOptions?.method === 'GET' ? 'GET' : 'POST',
+          headers,
+          body: json || undefined,
+          dispatcher: agent,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        const text = await response.body.text();
+        wire.status = response.statusCode;
+        wire.body = parseJson(text);
+        if (response.statusCode >= 200 && response.statusCode < 300) return text;
+        const apiError = isObject(wire.body) ? wire.body : undefined;
+        throw new HttpClientException({
+          message: `HTTP ${response.statusCode}`,
+          statusCode: response.statusCode,
+          errorCode: typeof apiError?.errorCode === 'string' ? apiError.errorCode : undefined,
+          responseBody: text,
+        });
+      },
+    };
+  }
+
+  async function send<T>(credentials: Record<string, unknown>, call: Call<T>): Promise<Reply<T>> {
+    const startedAt = new Date();
+    const started = performance.now();
+    const wire: Wire = {};
+    const exchange = (error?: string): Omit<ProviderExchange, 'outcome'> => ({
+      operation: call.operation,
+      idempotency_key: call.idempotencyKey,
+      request: { method: 'POST', path: call.path, body: call.summary },
+      ...(wire.status !== undefined ? { response: { status: wire.status, body: redactSecrets(withoutCardData(wire.body)) } } : {}),
+      ...(error ? { error } : {}),
+      started_at: startedAt.toISOString(),
+      duration_ms: Math.round(performance.now() - started),
+    });
+    const given = credentials as Partial<AdyenCredentials>;
+    const base = baseUrl(given);
+    if (!base) {
+      const error = 'live_url_prefix missing: a live adyen config needs it (or the provider a config.api_base)';
+      return { kind: 'error', outcome: { kind: 'transport_error', error }, exchange: exchange(error) };
+    }
+    // The library's environment only picks the host our HTTP client replaces; LIVE insists on a prefix.
+    const client = new Client({
+      apiKey: given.api_key,
+      environment: live && given.live_url_prefix ? EnvironmentEnum.LIVE : EnvironmentEnum.TEST,
+      liveEndpointUrlPrefix: given.live_url_prefix,
+    }, httpClient(base, wire));
+    try {
+      const value = await call.send(new CheckoutAPI(client), given.merchant_account ?? '');
+      return { kind: 'ok', value, exchange: exchange() };
+    } catch (err) {
+      const text = err instanceof Error ? err.message : String(err);
+      if (wire.status !== undefined && (wire.status < 200 || wire.status >= 300)) {
+        const { outcome, providerCode } = errorOutcome(call.operation, wire.status, wire.body);
+        return { kind: 'error', outcome, providerCode, exchange: exchange() };
+      }
+      // Answered 2xx but unreadable: money may have moved.
+      if (wire.status !== undefined) return { kind: 'error', outcome: { kind: 'unknown', error: `unreadable answer: ${text}` }, exchange: exchange(text) };
+      const code = errorCode(err);
+      const error = `${code ?? (err instanceof Error ? err.name : 'error')}: ${text}`;
+      const outcome: ProviderOutcome = code && NOT_DELIVERED.has(code) ? { kind: 'transport_error', error } : { kind: 'unknown', error };
+      return { kind: 'error', outcome, exchange: exchange(error) };
+    }
+  }
+
+  async function operate<T>(credentials: Record<string, unknown>, call: Call<T>, read: (value: T) => { outcome: ProviderOutcome; providerCode?: string }): Promise<OperationOutput> {
+    const reply = await send(credentials, call);
+    const { outcome, providerCode } = reply.kind === 'ok' ? read(reply.value) : reply;
+    return { outcome, exchange: record(reply.exchange, outcome, providerCode) };
+  }
+
+  /** A modification (capture, cancel, refund) Adyen receives now and reports on later, by notification. */
+  function modify(
+    input: CaptureInput | VoidInput | RefundInput,
+    operation: 'capture' | 'void' | 'refund',
+    amount: { value: number; currency: string } | undefined,
+    post: (checkout: CheckoutAPI, body: { merchantAccount: string; reference: string }) => Promise<ModificationResponse>,
+  ): Promise<OperationOutput> {
+    const segment = { capture: 'captures', void: 'cancels', refund: 'refunds' }[operation];
+    const body = { ...(amount ? { amount } : {}), reference: input.idempotencyKey };
+    return operate(input.credentials, {
+      operation,
+      idempotencyKey: input.idempotencyKey,
+      path: `/${ADYEN_CHECKOUT_VERSION}/payments/${encodeURIComponent(input.providerReference)}/${segment}`,
+      summary: body,
+      send: (checkout, merchantAccount) => post(checkout, { reference: body.reference, merchantAccount }),
+    }, (response) => ({ outcome: modificationOutcome(response, input.providerReference) }));
+  }
+
+  return {
+    identifier: ADYEN_CATALOGUE.identifier,
+    capabilities: ADYEN_CATALOGUE.capabilities,
+    defaultMethods: ADYEN_CATALOGUE.defaultMethods,
+    credentialsSchema: ADYEN_CATALOGUE.credentialsSchema,
+    capturesWithAuthorization: true,
+    parseWebhook: parseAdyenWebhook,
+
+    authorize(input: AuthorizeInput) {
+      const { card } = input;
+      const amount = { value: input.amount, currency: input.currency.toUpperCase() };
+      // Capture at once: Adyen captures by itself (captureDelayHours 0). Otherwise the payment waits for
+      // our capture, whatever the merchant account's default capture delay.
+      const capture = input.capture ? { captureDelayHours: 0 } : { additionalData: { manualCapture: 'true' } };
+      return operate(input.credentials, {
+        operation: 'authorize',
+        idempotencyKey: input.idempotencyKey,
+        path: `/${ADYEN_CHECKOUT_VERSION}/payments`,
+        summary: { amount, reference: input.idempotencyKey, returnUrl, ...capture, paymentMethod: { type: 'scheme', last4: card.number.slice(-4) } },
+        send: (checkout, merchantAccount) => checkout.PaymentsApi.payments({
+          amount,
+          reference: input.idempotencyKey,
+          merchantAccount,
+          returnUrl,
+          ...capture,
+          paymentMethod: {
+            type: Types.checkout.CardDetails.TypeEnum.Scheme,
+            number: card.number,
+            expiryMonth: String(card.exp_month).padStart(2, '0'),
+            expiryYear: String(card.exp_year),
+            ...(card.cvc ? { cvc: card.cvc } : {}),
+            ...(card.holder_name ? { holderName: card.holder_name } : {}),
+          },
+        }, { idempotencyKey: input.idempotencyKey }),
+      }, (response) => paymentOutcome(response, input.amount, input.capture === true));
+    },
+
+    capture(input: WithCurrency<CaptureInput>) {
+      if (input.amount === undefined || !input.currency) return Promise.resolve(missingAmount(input, 'capture'));
+      const amount = { value: input.amount, currency: input.currency.toUpperCase() };
+      return modify(input, 'capture', amount, (checkout, body) => checkout.ModificationsApi.captureAuthorisedPayment(
+        input.providerReference, { ...body, amount }, { idempotencyKey: input.idempotencyKey },
+      ));
+    },
+
+    void(input: VoidInput) {
+      return modify(input, 'void', undefined, (checkout, body) => checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(
+        input.providerReference, body, { idempotencyKey: input.idempotencyKey },
+      ));
+    },
+
+    refund(input: WithCurrency<RefundInput>) {
+      if (!input.currency) return Promise.resolve(missingAmount(input, 'refund'));
+      const amount = { value: input.amount, currency: input.currency.toUpperCase() };
+      return modify(input, 'refund', amount, (checkout, body) => checkout.ModificationsApi.refundCapturedPayment(
+        input.providerReference, { ...body, amount }, { idempotencyKey: input.idempotencyKey },
+      ));
+    },
+
+    /** Checkout has no look-up by our reference: an unknown outcome is settled by the notification that follows. */
+    async getStatus(input: GetStatusInput): Promise<GetStatusOutput> {
+      const error = 'Adyen has no look-up by reference; the AUTHORISATION notification settles it';
+      return {
+        lookup: 'failed',
+        error,
+        exchange: {
+          operation: 'get_status', idempotency_key: input.idempotencyKey, request: { method: 'NONE', path: '' },
+          outcome: 'unknown', error, started_at: new Date().toISOString(), duration_ms: 0,
+        },
+      };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Normalizing Adyen's answers
+
+/** A /payments answer by its resultCode. */
+export function paymentOutcome(response: PaymentResponse, amount: number, captured: boolean): { outcome: ProviderOutcome; providerCode?: string } {
+  const providerCode = response.refusalReasonCode ?? (response.refusalReason ? adyenRefusalCodeOf(response.refusalReason) : undefined);
+  const message = response.refusalReason;
+  switch (response.resultCode) {
+    case ResultCode.Authorised: {
+      if (!response.pspReference) return { outcome: { kind: 'unknown', error: 'Authorised without a pspReference' } };
+      const authorized = response.amount?.value ?? amount;
+      return {
+        outcome: { kind: 'approved', providerReference: response.pspReference, authorizedAmount: authorized, capturedAmount: captured ? authorized : 0, refundedAmount: 0 },
+      };
+    }
+    case ResultCode.Refused: {
+      const decline = adyenRefusal(providerCode ?? '');
+      return { outcome: { kind: decline.decision === 'hard' ? 'hard_decline' : 'soft_decline', declineCode: decline.code, ...(message ? { message } : {}) }, providerCode };
+    }
+    // Adyen failed it or it was cancelled before processing: nothing was authorized; another provider may say yes.
+    case ResultCode.Error:
+    case ResultCode.Cancelled:
+      return {
+        outcome: { kind: 'soft_decline', declineCode: providerCode ? adyenRefusal(providerCode).code : 'processing_error', message: message ?? `Adyen answered ${response.resultCode}` },
+        providerCode: providerCode ?? response.resultCode,
+      };
+    // 3-D Secure is not done yet (a later issue): the payment waits for the shopper, so it is a soft decline.
+    case ResultCode.RedirectShopper:
+    case ResultCode.IdentifyShopper:
+    case ResultCode.ChallengeShopper:
+      return {
+        outcome: { kind: 'soft_decline', declineCode: 'authentication_required', message: 'The card requires authentication (3-D Secure), which is not supported yet.' },
+        providerCode: response.resultCode,
+      };
+    // Received, Pending (and anything new): money may move; the AUTHORISATION notification says how it ended.
+    default:
+      return { outcome: { kind: 'unknown', error: `Adyen answered ${response.resultCode ?? 'no resultCode'} (pspReference ${response.pspReference ?? 'none'}); the AUTHORISATION notification settles it` } };
+  }
+}
+
+/** A modification answer: `received` → pending, its own pspReference the operation's; the notification says how it ended. */
+function modificationOutcome(response: ModificationResponse, providerReference: string): ProviderOutcome {
+  if (String(response.status) !== 'received' || !response.pspReference) {
+    return { kind: 'unknown', error: `Adyen answered status ${String(response.status)} (pspReference ${response.pspReference ?? 'none'})` };
+  }
+  return { kind: 'pending', providerReference: response.paymentPspReference || providerReference, operationReference: response.pspReference };
+}
+
+/**
+ * An error answer (`{status, errorCode, message, errorType}`): 5xx is unknown (Adyen may have done it);
+ * 401/403 the credentials; 429 later; other 4xx by the error table. A refused modification is hard:
+ * asking again (the workflow's retry of a soft one) would only be refused again.
+ */
+export function errorOutcome(operation: ProviderOperation, status: number, body: unknown): { outcome: ProviderOutcome; providerCode?: string } {
+  const fields = isObject(body) ? body : {};
+  const errorCode = typeof fields.errorCode === 'string' ? fields.errorCode : undefined;
+  const message = typeof fields.message === 'string' ? fields.message : `HTTP ${status}`;
+  if (status >= 500) return { outcome: { kind: 'unknown', error: `HTTP ${status} ${errorCode ?? ''}: ${message}`.replace(' :', ':') }, providerCode: errorCode };
+  const providerCode = errorCode ?? `http_${status}`;
+  if (status === 401 || status === 403) return { outcome: { kind: 'soft_decline', declineCode: 'authentication_failed', message }, providerCode };
+  if (status === 429) return { outcome: { kind: 'soft_decline', declineCode: 'try_again_later', message }, providerCode };
+  const decline = adyenError(errorCode ?? '');
+  const hardOne = decline.decision === 'hard' || operation !== 'authorize';
+  return { outcome: { kind: hardOne ? 'hard_decline' : 'soft_decline', declineCode: decline.code, message }, providerCode };
+}
+
+/** A capture or refund the contract gave no currency (or a capture no amount): Adyen's `amount` needs both. */
+function missingAmount(input: CaptureInput | RefundInput, operation: 'capture' | 'refund'): OperationOutput {
+  const outcome: ProviderOutcome = { kind: 'hard_decline', declineCode: 'invalid_request', message: `an adyen ${operation} needs its amount and currency` };
+  const exchange: Omit<ProviderExchange, 'outcome'> = {
+    operation, idempotency_key: input.idempotencyKey, request: { method: 'POST', path: `/${ADYEN_CHECKOUT_VERSION}/payments/${input.providerReference}/${operation}s` },
+    error: outcome.message, started_at: new Date().toISOString(), duration_ms: 0,
+  };
+  return { outcome, exchange: record(exchange, outcome) };
+}
+
+/** The library's endpoint (Adyen's host, `/v71/…`) moved onto our base URL. */
+function rebased(endpoint: string, base: string, params: ConstructorParameters<typeof URLSearchParams>[0] | undefined): string {
+  const { pathname } = new URL(endpoint);
+  const at = pathname.indexOf(`/${ADYEN_CHECKOUT_VERSION}/`);
+  if (at < 0) throw new Error(`not a Checkout ${ADYEN_CHECKOUT_VERSION} endpoint: ${endpoint}`);
+  const query = params ? `?${new URLSearchParams(params).toString()}` : '';
+  return `${base}${pathname.slice(at)}${query}`;
+}

@@ -1,0 +1,8 @@
+export { createAdyenAdapter, errorOutcome, paymentOutcome, DEFAULT_RETURN_URL } from './adapter';
+export type { AdyenAdapterOptions, WithCurrency } from './adapter';
+export { parseAdyenWebhook, ADYEN_WEBHOOK_REPLY } from './notifications';
+export type { AdyenCredentials } from '../../../lib/providers/adyen';
+export {
+  ADYEN_ERROR_CODES, ADYEN_REFUSAL_CODES, ADYEN_REFUSAL_REASONS, adyenError, adyenRefusal, adyenRefusalCodeOf,
+} from './decline-codes';
+export type { AdyenDecline } from './decline-codes';

@@ -1,0 +1,166 @@
+// Adyen's standard notifications (docs/connectors.md#notifications-and-hmac): a batch of items, each
+// signed on its own (`additionalData.hmacSignature`, checked by the official library with the config's
+// HMAC key), each normalized to a ProcessorEvent. Pure: the API stores what this returns and signals the
+// workflows; Adyen wants `[accepted]` back, or it sends the batch again.
+
+import { hmacValidator, Types } from '@adyen/api-library';
+import type { AdyenCredentials } from '../../../lib/providers/adyen';
+import { redactSecrets } from '../exchange';
+import { isObject } from '../wire';
+import type { Approved, HardDecline, NotifiedOperation, ProcessorEvent, SoftDecline, WebhookRequest, WebhookVerdict } from '../types';
+import { adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
+
+/** What Adyen expects back for a batch it may stop sending. */
+export const ADYEN_WEBHOOK_REPLY = { status: 200, body: '[accepted]', contentType: 'text/plain' } as const;
+
+/** The suffixes the adapter puts after the charge id in a modification's `reference` (our idempotency keys). */
+const REFERENCE_SUFFIXES = [':capture', ':void'];
+
+/** additionalData kept out of a stored event: the signature, and card or account data beyond cardSummary (the last 4). */
+const DROPPED_DATA = /^(?:hmacSignature|expiryDate|cardBin|issuerBin|cardHolderName|untokenisedCardSummary|iban|bankAccountNumber|ownerName)$|\.(?:bin|expiryDate|iban|ownerName)$/i;
+
+/** One NotificationRequestItem as received (JSON: `success` is the string "true" or "false"). */
+interface NotificationItem {
+  additionalData?: Record<string, string | undefined>;
+  amount: { value: number; currency: string };
+  eventCode: string;
+  eventDate?: string;
+  merchantAccountCode?: string;
+  merchantReference: string;
+  originalReference?: string;
+  paymentMethod?: string;
+  pspReference: string;
+  reason?: string;
+  success: string;
+}
+type Notice = Omit<ProcessorEvent, 'eventId' | 'type' | 'payload'>;
+
+const validator = new hmacValidator();
+
+export function parseAdyenWebhook(request: WebhookRequest): WebhookVerdict {
+  const key = (request.credentials as Partial<AdyenCredentials>).hmac_key;
+  if (typeof key !== 'string' || key === '') return { verified: false, error: 'the provider config has no hmac_key' };
+  let body: unknown;
+  try {
+    body = JSON.parse(request.rawBody);
+  } catch (err) {
+    return { verified: false, error: `the body is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const wrappers = isObject(body) && Array.isArray(body.notificationItems) ? body.notificationItems : undefined;
+  if (!wrappers?.length) return { verified: false, error: 'the body is not an Adyen notification (no notificationItems)' };
+  const events: ProcessorEvent[] = [];
+  for (const wrapper of wrappers) {
+    const item = isObject(wrapper) ? wrapper.NotificationRequestItem : undefined;
+    if (isItem(item) && signedBy(item, key)) events.push(eventOf(item));
+  }
+  const rejected = wrappers.length - events.length;
+  if (!events.length) return { verified: false, error: `no notification item has a valid hmacSignature (${rejected} rejected)` };
+  return { verified: true, events, rejected, reply: { ...ADYEN_WEBHOOK_REPLY } };
+}
+
+/** The library's check: HMAC-SHA256 (hex key) over pspReference:originalReference:…:eventCode:success. */
+function signedBy(item: NotificationItem, key: string): boolean {
+  try {
+    // The library types the item with its enums; the JSON's strings are what it signs.
+    return validator.validateHMAC(item as unknown as Types.notification.NotificationRequestItem, key);
+  } catch {
+    // No signature, or one that is not base64 of the right length.
+    return false;
+  }
+}
+
+/** One item as a ProcessorEvent. Adyen has no event id: what it sends again when it retries is this triple. */
+function eventOf(item: NotificationItem): ProcessorEvent {
+  return {
+    eventId: `${item.eventCode}:${item.pspReference}:${item.success}`,
+    type: item.eventCode,
+    ...notice(item),
+    payload: storedItem(item),
+  };
+}
+
+/** What an item reports on (docs/connectors.md#notifications-and-hmac has the table). */
+function notice(item: NotificationItem): Notice {
+  const success = item.success === 'true';
+  const amount = item.amount.value;
+  const original = item.originalReference || item.pspReference;
+  const failed = (operation: NotifiedOperation, declineCode: string, about: Notice): Notice => ({
+    ...about, operation, outcome: hard(declineCode, item.reason), providerCode: item.reason || item.eventCode,
+  });
+  switch (item.eventCode) {
+    case 'AUTHORISATION': {
+      const about: Notice = { chargeId: item.merchantReference, providerReference: item.pspReference };
+      // Captured at once or not, an authorization reports nothing captured: Adyen's CAPTURE follows.
+      if (success) return { ...about, operation: 'authorize', outcome: approved(item.pspReference, amount, 0, 0) };
+      const providerCode = item.additionalData?.refusalReasonCode ?? adyenRefusalCodeOf(item.reason ?? '');
+      const decline = adyenRefusal(providerCode ?? '');
+      const outcome: HardDecline | SoftDecline = {
+        kind: decline.decision === 'hard' ? 'hard_decline' : 'soft_decline', declineCode: decline.code, ...(item.reason ? { message: item.reason } : {}),
+      };
+      return { ...about, operation: 'authorize', outcome, providerCode: providerCode ?? item.reason ?? 'refused' };
+    }
+    // A notification carries its own amount only: the captured one stands for the authorization's too.
+    case 'CAPTURE': {
+      const about: Notice = { chargeId: chargeOf(item.merchantReference), providerReference: original };
+      return success ? { ...about, operation: 'capture', outcome: approved(original, amount, amount, 0) } : failed('capture', 'capture_failed', about);
+    }
+    case 'CAPTURE_FAILED':
+      return failed('capture', 'capture_failed', { chargeId: chargeOf(item.merchantReference), providerReference: original });
+    case 'CANCELLATION': {
+      const about: Notice = { chargeId: chargeOf(item.merchantReference), providerReference: original };
+      return success ? { ...about, operation: 'void', outcome: approved(original, amount, 0, 0) } : failed('void', 'void_failed', about);
+    }
+    case 'REFUND': {
+      const about: Notice = { refundId: item.merchantReference, providerReference: original };
+      if (!success) return failed('refund', 'refund_failed', about);
+      return { ...about, operation: 'refund', outcome: { ...approved(original, amount, amount, amount), refundReference: item.pspReference } };
+    }
+    case 'REFUND_FAILED':
+    case 'REFUNDED_REVERSED':
+      return failed('refund', 'refund_failed', { refundId: item.merchantReference, providerReference: original });
+    // Chargebacks, reports, …: stored and acknowledged, named by what they are about when it is ours.
+    default: {
+      const reference = chargeOf(item.merchantReference);
+      return {
+        ...(reference.startsWith('ch_') ? { chargeId: reference } : reference.startsWith('re_') ? { refundId: reference } : {}),
+        ...(original ? { providerReference: original } : {}),
+      };
+    }
+  }
+}
+
+function approved(providerReference: string, authorizedAmount: number, capturedAmount: number, refundedAmount: number): Approved {
+  return { kind: 'approved', providerReference, authorizedAmount, capturedAmount, refundedAmount };
+}
+
+function hard(declineCode: string, reason: string | undefined): HardDecline {
+  return { kind: 'hard_decline', declineCode, ...(reason ? { message: reason } : {}) };
+}
+
+/** The charge id a modification's reference names (`<charge>:capture`, `<charge>:void`, or the charge id itself). */
+function chargeOf(merchantReference: string): string {
+  const suffix = REFERENCE_SUFFIXES.find((s) => merchantReference.endsWith(s));
+  return suffix ? merchantReference.slice(0, -suffix.length) : merchantReference;
+}
+
+/** An answer or item without its additionalData's signature and card data (cardSummary, the last 4, stays). */
+export function withoutCardData(value: unknown): unknown {
+  if (!isObject(value) || !isObject(value.additionalData)) return value;
+  const { additionalData, ...rest } = value;
+  const kept = Object.entries(additionalData).filter(([name]) => !DROPPED_DATA.test(name));
+  return { ...rest, ...(kept.length ? { additionalData: Object.fromEntries(kept) } : {}) };
+}
+
+/** The item as stored: no signature, no card data but cardSummary, no expiry in an authorization's reason. */
+function storedItem(item: NotificationItem): Record<string, unknown> {
+  const stored = withoutCardData(item) as Record<string, unknown>;
+  // A successful AUTHORISATION's reason is `authCode:last4:expiry`.
+  if (item.eventCode === 'AUTHORISATION' && typeof item.reason === 'string') stored.reason = item.reason.replace(/^([^:]*:\d{4}):\d{1,2}\/\d{2,4}$/, '$1');
+  return redactSecrets(stored) as Record<string, unknown>;
+}
+
+function isItem(value: unknown): value is NotificationItem {
+  if (!isObject(value) || !isObject(value.amount)) return false;
+  const strings = [value.eventCode, value.pspReference, value.merchantReference, value.success];
+  return strings.every((field) => typeof field === 'string') && typeof value.amount.value === 'number' && typeof value.amount.currency === 'string';
+}
