@@ -114,7 +114,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       const { credentials, adapter: provider } = await openProvider({ db, vault, config }, env, configId);
 
       let result: OperationOutput = await withHeartbeat(provider.refund({
-        credentials, idempotencyKey: refund.id, providerReference: charge.provider_reference ?? '', amount: Number(refund.amount),
+        credentials, idempotencyKey: refund.id, providerReference: charge.provider_reference ?? '', amount: Number(refund.amount), currency: refund.currency,
       }));
       if (result.outcome.kind === 'unknown' && provider.capabilities.statusLookup) {
         // The call may have landed: the processor's own record under our key tells.

@@ -134,7 +134,7 @@ describe('sandbox simulator through the sandbox adapter', () => {
   describe('capture, void and refund', () => {
     it('captures the whole authorization by default', async () => {
       const charge = approvedReference(await authorize('4242424242424242', { amount: 5_000 }));
-      const capture = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      const capture = keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge }));
 
       expect(capture.outcome).toMatchObject({ kind: 'approved', providerReference: charge, authorizedAmount: 5_000, capturedAmount: 5_000 });
     });
@@ -142,23 +142,23 @@ describe('sandbox simulator through the sandbox adapter', () => {
     it('captures part of an authorization, once, and not more than authorized', async () => {
       const charge = approvedReference(await authorize('4242424242424242', { amount: 5_000 }));
 
-      const over = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 5_001 }));
+      const over = keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 5_001 }));
       expect(over.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'amount_exceeds_authorized' });
 
       const key = nextKey();
-      const partial = keep(await adapter.capture({ credentials, idempotencyKey: key, providerReference: charge, amount: 3_000 }));
-      const repeated = keep(await adapter.capture({ credentials, idempotencyKey: key, providerReference: charge, amount: 3_000 }));
+      const partial = keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: key, providerReference: charge, amount: 3_000 }));
+      const repeated = keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: key, providerReference: charge, amount: 3_000 }));
       expect(partial.outcome).toMatchObject({ kind: 'approved', capturedAmount: 3_000 });
       expect(repeated.outcome).toEqual(partial.outcome);
 
-      const again = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      const again = keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge }));
       expect(again.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_state' });
     });
 
     it('voids an authorization, which then cannot be captured', async () => {
       const charge = approvedReference(await authorize('4242424242424242'));
       const voided = keep(await adapter.void({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
-      const capture = keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      const capture = keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge }));
 
       expect(voided.outcome).toMatchObject({ kind: 'approved', capturedAmount: 0 });
       expect((await inspect('stats')).charges).toMatchObject({ voided: 1 });
@@ -167,25 +167,25 @@ describe('sandbox simulator through the sandbox adapter', () => {
 
     it('refunds up to the captured amount and no further', async () => {
       const charge = approvedReference(await authorize('4242424242424242', { amount: 10_000 }));
-      keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 8_000 }));
+      keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 8_000 }));
 
-      const first = keep(await adapter.refund({ credentials, idempotencyKey: 're_1', providerReference: charge, amount: 5_000 }));
+      const first = keep(await adapter.refund({ currency: 'usd', credentials, idempotencyKey: 're_1', providerReference: charge, amount: 5_000 }));
       expect(first.outcome).toMatchObject({ kind: 'approved', capturedAmount: 8_000, refundedAmount: 5_000, refundReference: expect.stringMatching(/^sre_/) });
 
-      const over = keep(await adapter.refund({ credentials, idempotencyKey: 're_2', providerReference: charge, amount: 3_001 }));
+      const over = keep(await adapter.refund({ currency: 'usd', credentials, idempotencyKey: 're_2', providerReference: charge, amount: 3_001 }));
       expect(over.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'refund_exceeds_captured' });
 
-      const rest = keep(await adapter.refund({ credentials, idempotencyKey: 're_3', providerReference: charge, amount: 3_000 }));
+      const rest = keep(await adapter.refund({ currency: 'usd', credentials, idempotencyKey: 're_3', providerReference: charge, amount: 3_000 }));
       expect(rest.outcome).toMatchObject({ kind: 'approved', refundedAmount: 8_000 });
       expect((await inspect('stats'))).toMatchObject({ refunds: 2, charges: { refunded: 1 } });
     });
 
     it('refunds once per idempotency key', async () => {
       const charge = approvedReference(await authorize('4242424242424242', { amount: 10_000 }));
-      keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge }));
 
-      const first = keep(await adapter.refund({ credentials, idempotencyKey: 're_once', providerReference: charge, amount: 4_000 }));
-      const second = keep(await adapter.refund({ credentials, idempotencyKey: 're_once', providerReference: charge, amount: 4_000 }));
+      const first = keep(await adapter.refund({ currency: 'usd', credentials, idempotencyKey: 're_once', providerReference: charge, amount: 4_000 }));
+      const second = keep(await adapter.refund({ currency: 'usd', credentials, idempotencyKey: 're_once', providerReference: charge, amount: 4_000 }));
 
       expect(second.outcome).toEqual(first.outcome);
       expect(await inspect('stats')).toMatchObject({ refunds: 1, charges: { partially_refunded: 1 } });
@@ -193,7 +193,7 @@ describe('sandbox simulator through the sandbox adapter', () => {
 
     it('cannot refund an uncaptured charge', async () => {
       const charge = approvedReference(await authorize('4242424242424242'));
-      const refund = keep(await adapter.refund({ credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 1 }));
+      const refund = keep(await adapter.refund({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge, amount: 1 }));
       expect(refund.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_state' });
     });
   });
@@ -202,7 +202,7 @@ describe('sandbox simulator through the sandbox adapter', () => {
     it('answers with the current state of the charge an operation created', async () => {
       const key = nextKey();
       const charge = approvedReference(await authorize('4242424242424242', { key, amount: 7_000 }));
-      keep(await adapter.capture({ credentials, idempotencyKey: nextKey(), providerReference: charge }));
+      keep(await adapter.capture({ currency: 'usd', credentials, idempotencyKey: nextKey(), providerReference: charge }));
 
       const status = keep(await adapter.getStatus({ credentials, idempotencyKey: key }));
 

@@ -9,14 +9,17 @@ import type { ProviderEventSignal } from '../../workflows/contract';
 import { notificationExchange } from '../providers/exchange';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
-import type { OperationOutput, ProviderOutcome } from '../providers/types';
+import type { Approved, OperationOutput, ProviderOutcome } from '../providers/types';
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
 import { cardUse } from './records';
 
 /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
-async function captureAfterApproval(args: AttemptArgs, providerReference: string, provider: OpenProvider): Promise<OperationOutput> {
-  const result = await withHeartbeat(provider.adapter.capture({ credentials: provider.credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference }));
+async function captureAfterApproval(args: AttemptArgs, approved: Approved, provider: OpenProvider, currency: string): Promise<OperationOutput> {
+  const result = await withHeartbeat(provider.adapter.capture({
+    credentials: provider.credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference: approved.providerReference,
+    amount: approved.authorizedAmount, currency,
+  }));
   if (result.outcome.kind === 'transport_error' || result.outcome.kind === 'unknown') {
     // The authorization stands; the capture will be retried by the activity with the same key.
     throw ApplicationFailure.retryable(`capture not confirmed: ${result.outcome.error}`, PAYMENT_ACTIVITY_FAILURES.capturePending);
@@ -25,7 +28,7 @@ async function captureAfterApproval(args: AttemptArgs, providerReference: string
 }
 
 /** What the provider said, and the capture that follows an approval when the payment captures at once. */
-async function withAutoCapture(args: AttemptArgs, operation: { outcome: ProviderOutcome; exchange: OperationOutput['exchange'] }, provider: OpenProvider) {
+async function withAutoCapture(args: AttemptArgs, operation: { outcome: ProviderOutcome; exchange: OperationOutput['exchange'] }, provider: OpenProvider, currency: string) {
   const exchanges = [operation.exchange];
   let captured: ProviderOutcome | undefined;
   // A provider that captured with the authorization (capture_method automatic) needs no second call.
@@ -33,7 +36,7 @@ async function withAutoCapture(args: AttemptArgs, operation: { outcome: Provider
     && operation.outcome.capturedAmount >= operation.outcome.authorizedAmount;
   if (capturedAlready) captured = operation.outcome;
   else if (operation.outcome.kind === 'approved' && args.capture) {
-    const capture = await captureAfterApproval(args, operation.outcome.providerReference, provider);
+    const capture = await captureAfterApproval(args, operation.outcome, provider, currency);
     exchanges.push(capture.exchange);
     captured = capture.outcome;
   }
@@ -116,7 +119,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         capture: args.capture,
       }));
       await wipeCvc(db, env, args.paymentMethodId);
-      const { exchanges, captured } = await withAutoCapture(args, authorization, provider);
+      const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);
       return applyOutcome(db, args, authorization.outcome, exchanges, captured);
     },
 
@@ -134,7 +137,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
       if (notification) {
         const notified = notifiedAuthorization(args, notification, provider);
-        const { exchanges, captured } = await withAutoCapture(args, notified, provider);
+        const { exchanges, captured } = await withAutoCapture(args, notified, provider, charge.currency);
         return { ...(await applyOutcome(db, args, notified.outcome, exchanges, captured)), pending: false };
       }
       const status = await withHeartbeat(provider.adapter.getStatus({ credentials: provider.credentials, idempotencyKey: args.chargeId }));
@@ -149,7 +152,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         const result = await applyOutcome(db, args, { kind: 'transport_error', error: 'the provider has no record of the charge' }, [status.exchange]);
         return { ...result, pending: false };
       }
-      const { exchanges, captured } = await withAutoCapture(args, status, provider);
+      const { exchanges, captured } = await withAutoCapture(args, status, provider, charge.currency);
       const result = await applyOutcome(db, args, status.outcome, exchanges, captured);
       return { ...result, pending: false };
     },

@@ -80,7 +80,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       }
       const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
       const result = await withHeartbeat(adapter.capture({
-        credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference: charge.provider_reference ?? '', amount: args.amount,
+        credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference: charge.provider_reference ?? '', amount: args.amount, currency: charge.currency,
       }));
       const { outcome } = result;
       if (outcome.kind === 'transport_error' || outcome.kind === 'unknown') {

@@ -122,8 +122,10 @@ export interface AuthorizeInput extends OperationInput {
 
 export interface CaptureInput extends OperationInput {
   providerReference: string;
-  /** Defaults to the whole authorized amount. */
+  /** Defaults to the whole authorized amount (processors that need an amount are given it: Adyen). */
   amount?: number;
+  /** The payment's currency (ISO 4217): some processors want it with every amount. */
+  currency: string;
 }
 
 export interface VoidInput extends OperationInput {
@@ -133,6 +135,8 @@ export interface VoidInput extends OperationInput {
 export interface RefundInput extends OperationInput {
   providerReference: string;
   amount: number;
+  /** The payment's currency (ISO 4217). */
+  currency: string;
 }
 
 export interface GetStatusInput {

@@ -93,7 +93,7 @@ describe('POST /payment-providers', () => {
   it('refuses an identifier that names no built-in adapter with 422', async () => {
     const res = await stack.http.post('/v1/payment-providers').set(bearer(systemToken())).send({ name: 'x', identifier: 'stripe-ish' });
     expect(res.status).toBe(422);
-    expect(res.body.error.details).toMatchObject({ reason: 'unknown_provider_adapter', identifier: 'stripe-ish', known: ['sandbox', 'stripe'] });
+    expect(res.body.error.details).toMatchObject({ reason: 'unknown_provider_adapter', identifier: 'stripe-ish', known: ['sandbox', 'stripe', 'adyen'] });
   });
 
   it('refuses a credentials schema that does not compile', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { bearer, Merchant, RunningWorker, sandboxMerchant, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, pay } from '../support/payments';
-import { createConfig, systemToken } from '../support/routing';
+import { createConfig, registerConnector, systemToken } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { signStripePayload, startStripeDouble, StripeDouble } from '../doubles/stripe/server';
 
@@ -24,10 +24,6 @@ let otherConfig: any;
 const webhookPath = (configId: string) => `/v1/provider-webhooks/${configId}`;
 const eventsOf = (configId: string) => stack.db('sandbox.provider_events').where({ payment_provider_config_id: configId }).orderBy('created_at');
 const intentsOf = (chargeId: string) => double.state().intents.filter((pi) => pi.metadata.switchboard_charge_id === chargeId);
-
-async function sandboxMerchant(): Promise<Merchant> {
-  return createMerchant(stack, { sandboxOf: await createMerchant(stack) });
-}
 
 function post(configId: string, body: unknown, signature?: string) {
   const raw = JSON.stringify(body);
@@ -67,13 +63,11 @@ beforeAll(async () => {
   double = await startStripeDouble();
   stack = await startStack({ PROVIDER_TIMEOUT_MS: '1000', PUBLIC_URL });
   worker = await startWorker(stack);
-  merchant = await sandboxMerchant();
-  other = await sandboxMerchant();
-  const registered = await stack.http.post('/v1/payment-providers?sandbox_mode=true').set(bearer(systemToken()))
-    .send({ name: 'Stripe', identifier: 'stripe', config: { api_base: double.url } });
-  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
-  config = await createConfig(stack, merchant, registered.body.data.id, { name: 'Stripe', credentials: { secret_key: 'sk_test_webhooks_0001', webhook_secret: SECRET } });
-  otherConfig = await createConfig(stack, other, registered.body.data.id, { name: 'Stripe', credentials: { secret_key: 'sk_test_webhooks_0002', webhook_secret: OTHER_SECRET } });
+  merchant = await sandboxMerchant(stack);
+  other = await sandboxMerchant(stack);
+  const stripe = await registerConnector(stack, 'stripe', double.url);
+  config = await createConfig(stack, merchant, stripe.id, { name: 'Stripe', credentials: { secret_key: 'sk_test_webhooks_0001', webhook_secret: SECRET } });
+  otherConfig = await createConfig(stack, other, stripe.id, { name: 'Stripe', credentials: { secret_key: 'sk_test_webhooks_0002', webhook_secret: OTHER_SECRET } });
   double.setWebhook({ url: `${stack.baseUrl}${webhookPath(config.id)}`, secret: SECRET });
 });
 afterAll(async () => {

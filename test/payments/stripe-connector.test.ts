@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, pay, startSimulator, TestSimulator } from '../support/payments';
-import { createConfig, createProvider, systemToken } from '../support/routing';
+import { addFees, createConfig, createProvider, systemToken } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { startStripeDouble, StripeDouble } from '../doubles/stripe/server';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
@@ -21,14 +21,6 @@ let merchant: Merchant;
 let stripeConfig: any;
 let sandboxConfig: any;
 
-async function addFees(m: Merchant, config: any, provider: any, volume: number) {
-  for (const method of provider.methods) {
-    const res = await stack.http.post(`/v1/payment-provider-configs/${config.id}/fees`).set(bearer(m.token)).send({
-      payment_provider_method_id: method.id, installment_count: 1, volume_fee: volume, fixed_fee: 30, fixed_fee_currency: 'USD',
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-  }
-}
 
 function registerStripe(config: Record<string, unknown>, sandbox: boolean) {
   return stack.http.post(`/v1/payment-providers${sandbox ? '?sandbox_mode=true' : ''}`).set(bearer(systemToken()))
@@ -51,8 +43,8 @@ beforeAll(async () => {
   stripeConfig = await createConfig(stack, merchant, stripe.id, { name: 'Stripe', credentials: { secret_key: 'sk_test_switchboard_0001', webhook_secret: 'whsec_test_0001' } });
   sandboxConfig = await createConfig(stack, merchant, sandbox.id, { name: 'Sandbox', credentials: { api_key: 'sim_sandbox_key_0001' } });
   // Stripe ranks first on cost; the sandbox processor is the next candidate.
-  await addFees(merchant, stripeConfig, stripe, 2.9);
-  await addFees(merchant, sandboxConfig, sandbox, 3.5);
+  await addFees(stack, merchant, stripeConfig, stripe, 2.9);
+  await addFees(stack, merchant, sandboxConfig, sandbox, 3.5);
 });
 afterAll(async () => {
   await worker?.stop();

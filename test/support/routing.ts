@@ -22,3 +22,18 @@ export async function createConfig(stack: TestStack, m: Merchant, providerId: st
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data;
 }
+
+/** A connector's provider (`stripe`, `adyen`) in the sandbox, pointed at a local double by `config.api_base`. */
+export async function registerConnector(stack: TestStack, identifier: 'stripe' | 'adyen', apiBase: string) {
+  return createProvider(stack, { sandbox: true, body: { name: identifier === 'adyen' ? 'Adyen' : 'Stripe', identifier, config: { api_base: apiBase } } });
+}
+
+/** Fees on every method of a config's provider: `volume` percent + 30 minor units (the cheaper config ranks first). */
+export async function addFees(stack: TestStack, m: Merchant, config: { id: string }, provider: { methods: { id: string }[] }, volume: number) {
+  for (const method of provider.methods) {
+    const res = await stack.http.post(`/v1/payment-provider-configs/${config.id}/fees`).set(bearer(m.token)).send({
+      payment_provider_method_id: method.id, installment_count: 1, volume_fee: volume, fixed_fee: 30, fixed_fee_currency: 'USD',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+}

@@ -159,3 +159,8 @@ export function stackProcessEnv(stack: TestStack, name: string): NodeJS.ProcessE
     API_KEY_PEPPER: stack.config.apiKeyPepper,
   };
 }
+
+/** A sandbox account (with the production account it belongs to), the environment where connectors may use local doubles. */
+export async function sandboxMerchant(stack: TestStack): Promise<Merchant> {
+  return createMerchant(stack, { sandboxOf: await createMerchant(stack) });
+}

@@ -103,13 +103,13 @@ describe('the stripe adapter against the double', () => {
     const auth = await a.authorize({ credentials, idempotencyKey: k, amount: 2000, currency: 'USD', installments: 1, card: card('4242424242424242') });
     expect(auth.outcome).toMatchObject({ kind: 'approved', authorizedAmount: 2000, capturedAmount: 0 });
     const ref = (auth.outcome as { providerReference: string }).providerReference;
-    const cap = await a.capture({ credentials, idempotencyKey: `${k}:capture`, providerReference: ref, amount: 1200 });
+    const cap = await a.capture({ currency: 'usd', credentials, idempotencyKey: `${k}:capture`, providerReference: ref, amount: 1200 });
     expect(cap.outcome).toMatchObject({ kind: 'approved', capturedAmount: 1200 });
-    const r1 = await a.refund({ credentials, idempotencyKey: `re_${k}_1`, providerReference: ref, amount: 500 });
-    const r2 = await a.refund({ credentials, idempotencyKey: `re_${k}_2`, providerReference: ref, amount: 300 });
+    const r1 = await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_1`, providerReference: ref, amount: 500 });
+    const r2 = await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_2`, providerReference: ref, amount: 300 });
     expect(r1.outcome).toMatchObject({ kind: 'approved', refundedAmount: 500 });
     expect(r2.outcome).toMatchObject({ kind: 'approved', refundedAmount: 800 });
-    const tooMuch = await a.refund({ credentials, idempotencyKey: `re_${k}_3`, providerReference: ref, amount: 5000 });
+    const tooMuch = await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_3`, providerReference: ref, amount: 5000 });
     expect(tooMuch.outcome.kind).toBe('soft_decline');
     const found = await a.getStatus({ credentials, idempotencyKey: `re_${k}_2`, providerReference: ref });
     expect(found).toMatchObject({ lookup: 'found', operation: 'refund', outcome: { kind: 'approved', refundReference: expect.stringMatching(/^re_/) } });
@@ -165,7 +165,7 @@ describe('the stripe adapter against the double', () => {
     const auth = await a.authorize({ credentials, idempotencyKey: k, amount: 1000, currency: 'USD', installments: 1, card: card('4242424242424242') });
     const ref = (auth.outcome as { providerReference: string }).providerReference;
     double.behave({ fail_with_500: true, match: `POST /v1/payment_intents/${ref}/capture` });
-    const cap = await a.capture({ credentials, idempotencyKey: `${k}:capture`, providerReference: ref });
+    const cap = await a.capture({ currency: 'usd', credentials, idempotencyKey: `${k}:capture`, providerReference: ref });
     expect(cap.outcome).toMatchObject({ kind: 'approved', capturedAmount: 1000 });
     expect(cap.exchange).toMatchObject({ operation: 'get_status', request: { method: 'GET', path: `/v1/payment_intents/${ref}` } });
   });

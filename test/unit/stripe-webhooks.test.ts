@@ -221,7 +221,7 @@ describe('the double sends webhooks as Stripe does', () => {
     const k = key();
     const auth = await a.authorize({ credentials, idempotencyKey: k, amount: 2000, currency: 'USD', installments: 1, card });
     const reference = (auth.outcome as { providerReference: string }).providerReference;
-    await a.capture({ credentials, idempotencyKey: `${k}:capture`, providerReference: reference, amount: 1500 });
+    await a.capture({ currency: 'usd', credentials, idempotencyKey: `${k}:capture`, providerReference: reference, amount: 1500 });
     const k2 = key();
     const auth2 = await a.authorize({ credentials, idempotencyKey: k2, amount: 900, currency: 'USD', installments: 1, card });
     await a.void({ credentials, idempotencyKey: `${k2}:void`, providerReference: (auth2.outcome as { providerReference: string }).providerReference });
@@ -276,12 +276,12 @@ describe('the double sends webhooks as Stripe does', () => {
     const reference = (auth.outcome as { providerReference: string }).providerReference;
 
     double.behave({ refund_status: 'pending', times: 2 });
-    const pending = await a.refund({ credentials, idempotencyKey: `re_${k}_1`, providerReference: reference, amount: 500 });
+    const pending = await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_1`, providerReference: reference, amount: 500 });
     expect(pending.outcome).toEqual({ kind: 'pending', providerReference: reference, operationReference: expect.stringMatching(/^re_/) });
     expect(pending.exchange).toMatchObject({ operation: 'refund', outcome: 'pending' });
     const reId = (pending.outcome as { operationReference: string }).operationReference;
     expect(await a.getStatus({ credentials, idempotencyKey: `re_${k}_1`, providerReference: reference })).toMatchObject({ lookup: 'found', operation: 'refund', outcome: { kind: 'pending' } });
-    const failing = await a.refund({ credentials, idempotencyKey: `re_${k}_2`, providerReference: reference, amount: 300 });
+    const failing = await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_2`, providerReference: reference, amount: 300 });
     const failingId = (failing.outcome as { operationReference: string }).operationReference;
 
     double.settleRefund(reId, 'succeeded');
@@ -299,7 +299,7 @@ describe('the double sends webhooks as Stripe does', () => {
     const updated = received.map((r) => JSON.parse(r.rawBody) as StripeEvent).find((e) => e.type === 'refund.updated')!;
     expect(updated).toMatchObject({ data: { previous_attributes: { status: 'pending' } }, request: { id: null, idempotency_key: null } });
     // Stripe gives back what a failed refund had taken from the charge: 2000 − 500 is left to refund.
-    expect((await a.refund({ credentials, idempotencyKey: `re_${k}_3`, providerReference: reference, amount: 1500 })).outcome).toMatchObject({ kind: 'approved', refundedAmount: 2000 });
+    expect((await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_3`, providerReference: reference, amount: 1500 })).outcome).toMatchObject({ kind: 'approved', refundedAmount: 2000 });
   });
 
   it('a refund failed at once is refund_failed', async () => {
@@ -307,7 +307,7 @@ describe('the double sends webhooks as Stripe does', () => {
     const k = key();
     const auth = await a.authorize({ credentials, idempotencyKey: k, amount: 2000, currency: 'USD', installments: 1, card, capture: true });
     double.behave({ refund_status: 'failed' });
-    const out = await a.refund({ credentials, idempotencyKey: `re_${k}_1`, providerReference: (auth.outcome as { providerReference: string }).providerReference, amount: 500 });
+    const out = await a.refund({ currency: 'usd', credentials, idempotencyKey: `re_${k}_1`, providerReference: (auth.outcome as { providerReference: string }).providerReference, amount: 500 });
     expect(out.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'refund_failed', message: 'expired_or_canceled_card' });
   });
 });

@@ -12,8 +12,8 @@ import {
 import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import type {
-  AuthorizeInput, CaptureInput, CaptureOutput, GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderExchange,
-  ProviderOperation, ProviderOutcome, RefundInput, RefundOutput, VoidInput,
+  AuthorizeInput, CaptureInput, GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderExchange,
+  ProviderOperation, ProviderOutcome, RefundInput, VoidInput,
 } from '../types';
 import { adyenError, adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
 import { parseAdyenWebhook, withoutCardData } from './notifications';
@@ -34,14 +34,8 @@ export interface AdyenAdapterOptions {
   connectTimeoutMs?: number;
 }
 
-/** A capture or refund with the currency of its amount: Adyen's `amount` needs one. */
-export type WithCurrency<T> = T & { currency?: string };
-
-/** The adyen adapter: its capture and refund take the currency of their amount too. */
-export interface AdyenAdapter extends ProviderAdapter {
-  capture(input: WithCurrency<CaptureInput>): Promise<CaptureOutput>;
-  refund(input: WithCurrency<RefundInput>): Promise<RefundOutput>;
-}
+/** The adyen adapter. */
+export type AdyenAdapter = ProviderAdapter;
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
@@ -226,8 +220,8 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       }, (response) => paymentOutcome(response, input.amount, input.capture === true));
     },
 
-    capture(input: WithCurrency<CaptureInput>) {
-      if (input.amount === undefined || !input.currency) return Promise.resolve(missingAmount(input, 'capture'));
+    capture(input: CaptureInput) {
+      if (input.amount === undefined) return Promise.resolve(missingAmount(input, 'capture'));
       const amount = { value: input.amount, currency: input.currency.toUpperCase() };
       return modify(input, 'capture', amount, (checkout, body) => checkout.ModificationsApi.captureAuthorisedPayment(
         input.providerReference, { ...body, amount }, { idempotencyKey: input.idempotencyKey },
@@ -240,8 +234,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       ));
     },
 
-    refund(input: WithCurrency<RefundInput>) {
-      if (!input.currency) return Promise.resolve(missingAmount(input, 'refund'));
+    refund(input: RefundInput) {
       const amount = { value: input.amount, currency: input.currency.toUpperCase() };
       return modify(input, 'refund', amount, (checkout, body) => checkout.ModificationsApi.refundCapturedPayment(
         input.providerReference, { ...body, amount }, { idempotencyKey: input.idempotencyKey },

@@ -1,5 +1,5 @@
 export { createAdyenAdapter, errorOutcome, paymentOutcome, DEFAULT_RETURN_URL } from './adapter';
-export type { AdyenAdapterOptions, WithCurrency } from './adapter';
+export type { AdyenAdapterOptions } from './adapter';
 export { parseAdyenWebhook, ADYEN_WEBHOOK_REPLY } from './notifications';
 export type { AdyenCredentials } from '../../../lib/providers/adyen';
 export {
