@@ -128,7 +128,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
         await updateCharge(db, env, charge.id, { exchanges: [result.exchange] });
         return { status: 'PENDING', eventIds: [], awaitingNotification: true };
       }
-      const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.error;
+      const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.kind === 'requires_action' ? 'an authentication request' : outcome.error;
       throw ApplicationFailure.retryable(`refund not confirmed (${outcome.kind}: ${why}); asking again with the same key`, `refund_${outcome.kind}`);
     },
 

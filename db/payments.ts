@@ -17,6 +17,15 @@ export interface PaymentLastError {
   message?: string | null;
 }
 
+/** The step the customer must take before the processor decides (`next_action`, as the API shows it). */
+export interface NextAction {
+  type: 'redirect_to_url';
+  redirect_to_url: { url: string; return_url: string | null };
+  /** When the payment started waiting (shown to operators; not part of the checkout view). */
+  since: string;
+  charge_id: string;
+}
+
 /** A capture or void awaiting the processor's notification, as the API shows it (`pending_operation`). */
 export interface PendingOperationRecord {
   type: 'capture' | 'void';
@@ -46,13 +55,17 @@ export interface PaymentRow {
   last_error: PaymentLastError | null;
   /** A capture or void the processor received and has not reported on yet. */
   pending_operation: PendingOperationRecord | null;
+  next_action: NextAction | null;
+  /** Where the customer's browser goes after authenticating (given at confirm). */
+  return_url: string | null;
   metadata: Record<string, string>;
   created_at: Date;
   updated_at: Date;
 }
 
 export type ChargeStatus =
-  | 'CREATED' | 'AUTHORIZED' | 'CAPTURED' | 'DECLINED' | 'FAILED' | 'UNKNOWN' | 'VOIDED' | 'PARTIALLY_REFUNDED' | 'REFUNDED';
+  | 'CREATED' | 'REQUIRES_ACTION' | 'AUTHORIZED' | 'CAPTURED' | 'DECLINED' | 'FAILED' | 'UNKNOWN' | 'VOIDED' | 'PARTIALLY_REFUNDED'
+  | 'REFUNDED';
 
 /** Milliseconds the attempt took, and how many provider calls it made. */
 export interface ChargePerformance { duration?: number; provider_calls?: number; [key: string]: unknown }
@@ -90,6 +103,8 @@ export interface ChargeRow {
   payment_provider_config_snapshot: Record<string, unknown>;
   decline_code: string | null;
   provider_reference: string | null;
+  /** The 3-D Secure result of a successful authentication, sealed (never read by the API). */
+  authentication_sealed: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -135,16 +150,19 @@ export interface PaymentPatch {
   cancellation_reason?: string;
   last_error?: PaymentLastError | null;
   pending_operation?: PendingOperationRecord | null;
+  next_action?: NextAction | null;
+  return_url?: string | null;
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
 export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch): Promise<PaymentRow> {
-  const { last_error: lastError, pending_operation: pending, ...rest } = patch;
+  const { last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = patch;
   const [row]: PaymentRow[] = await paymentsTable(db, env).where({ id })
     .update({
       ...rest,
       ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}),
       ...(pending !== undefined ? { pending_operation: pending === null ? null : json(pending) } : {}),
+      ...(nextAction !== undefined ? { next_action: nextAction === null ? null : json(nextAction) } : {}),
       updated_at: new Date(),
     })
     .returning('*');
@@ -210,6 +228,7 @@ export interface ChargePatch {
   captured_amount?: number;
   provider_reference?: string;
   decline_code?: string | null;
+  authentication_sealed?: string | null;
   details?: ChargeDetails;
   performance?: ChargePerformance;
   /** Appended to the charge's exchanges. */

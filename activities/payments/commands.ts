@@ -92,7 +92,8 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       }
       if (outcome.kind !== 'approved') {
         await updateCharge(db, env, args.chargeId, { exchanges: [result.exchange] });
-        throw ApplicationFailure.nonRetryable(`the provider refused the capture: ${outcome.declineCode}`, PAYMENT_ACTIVITY_FAILURES.captureDeclined);
+        const why = outcome.kind === 'requires_action' ? 'an authentication request' : outcome.declineCode;
+        throw ApplicationFailure.nonRetryable(`the provider refused the capture: ${why}`, PAYMENT_ACTIVITY_FAILURES.captureDeclined);
       }
       return recordCapture(db, args, outcome.capturedAmount, result.exchange);
     },

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { appendEvents, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
+import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
 import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
@@ -70,6 +70,20 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
         payment: { status: 'FAILED', last_error: { code: 'all_providers_failed', decline_code: code, charge_id: args.chargeId } },
       };
     }
+    case 'requires_action': {
+      const nextAction: NextAction = {
+        type: 'redirect_to_url',
+        redirect_to_url: { url: outcome.redirectUrl, return_url: args.returnUrl ?? null },
+        since: new Date().toISOString(),
+        charge_id: args.chargeId,
+      };
+      return {
+        charge: { status: 'REQUIRES_ACTION', provider_reference: outcome.providerReference, decline_code: null },
+        paymentStatus: 'REQUIRES_ACTION',
+        payment: { status: 'REQUIRES_ACTION', next_action: nextAction, last_error: null },
+        paymentEvent: 'payment_intent.requires_action',
+      };
+    }
     // An authorization never pends; were one to, it is reconciled like an unknown outcome.
     case 'pending':
     case 'unknown':
@@ -114,7 +128,10 @@ export async function applyOutcome(
       // the provider's reference). A FAILED payment may be confirmed again, with another card, so only
       // this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can follow, so every card bound
       // to the payment goes.
-      await eraseSingleUseCards(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
+      // A payment waiting for the customer's authentication is not over: a later candidate may need the card.
+      if (next.paymentStatus !== 'REQUIRES_ACTION') {
+        await eraseSingleUseCards(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
+      }
     }
     const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, events));
     return {

@@ -72,10 +72,23 @@ export interface PendingOutcome {
   operationReference?: string;
 }
 
-export type ProviderOutcome = Approved | HardDecline | SoftDecline | TransportError | UnknownOutcome | PendingOutcome;
+/**
+ * The issuer wants the cardholder to authenticate (3-D Secure) before it decides: the customer's browser
+ * goes to `redirectUrl` (GET), and the processor sends it back to the authorize's `returnUrl`. Only
+ * authorize answers with it; `completeAuthentication` (or the processor's notification) tells the end.
+ */
+export interface RequiresAction {
+  kind: 'requires_action';
+  /** The processor's id of the charge waiting for the customer. */
+  providerReference: string;
+  /** Where the customer authenticates: the processor's or issuer's challenge page. */
+  redirectUrl: string;
+}
+
+export type ProviderOutcome = Approved | HardDecline | SoftDecline | TransportError | UnknownOutcome | PendingOutcome | RequiresAction;
 export type OutcomeKind = ProviderOutcome['kind'];
 
-export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status';
+export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status' | 'authenticate';
 
 /**
  * One request/response with the provider, as recorded in the charge's `exchanges` array. Snake_case
@@ -106,12 +119,43 @@ interface OperationInput {
   idempotencyKey: string;
 }
 
+/**
+ * A successful 3-D Secure authentication, passed to another processor so the customer is not challenged
+ * twice. Sensitive (the CAVV is a one-time cryptogram): sealed on the charge row, never in workflow
+ * history, logs or exchanges.
+ */
+export interface ExternalAuthentication {
+  /** 3-D Secure protocol version, e.g. `2.2.0`. */
+  version: string;
+  /** Electronic commerce indicator, e.g. `05` (Visa) / `02` (Mastercard). */
+  eci: string;
+  /** The authentication value (CAVV / AAV), base64. */
+  cavv: string;
+  /** The directory server's transaction id. */
+  dsTransactionId: string;
+}
+
+export interface ThreeDSecureRequest {
+  /** Ask the issuer for a challenge (the step-up after an `authentication_required` soft decline). */
+  requested?: boolean;
+  /** A previous successful authentication of this payment's card, where the processor accepts external data. */
+  external?: ExternalAuthentication;
+}
+
 export interface AuthorizeInput extends OperationInput {
   amount: number;
   currency: string;
   installments: number;
   card: CardData;
   metadata?: Record<string, string>;
+  /**
+   * Where the processor sends the customer back after authenticating: our return endpoint for this
+   * charge. Absent (direct adapter use): the adapter's placeholder, for processors that require one.
+   */
+  returnUrl?: string;
+  /** Where a processor that is told per request (the sandbox) posts its notifications: the config's webhook_url. */
+  notificationUrl?: string;
+  threeDSecure?: ThreeDSecureRequest;
   /**
    * The payment captures at once. An adapter whose provider can authorize and capture in one call may
    * do so (its Approved then has capturedAmount = authorizedAmount, and no separate capture follows);
@@ -150,6 +194,26 @@ export interface GetStatusInput {
 export interface OperationOutput {
   outcome: ProviderOutcome;
   exchange: ProviderExchange;
+}
+
+export interface CompleteAuthenticationInput {
+  credentials: ProviderCredentials;
+  /** `<charge id>:authenticate`. */
+  idempotencyKey: string;
+  /** The charge's reference at the processor (from the requires_action answer). */
+  providerReference: string;
+  /** The query parameters the processor appended to our return URL (Adyen's `redirectResult`, …). */
+  returnParams: Record<string, string>;
+}
+
+/**
+ * How the authentication ended, as the authorization's outcome: approved (captured when the authorize
+ * asked for it), `authentication_failed` (hard: no other provider is tried), another decline, `unknown`,
+ * or still `requires_action` (the customer has not finished). `authentication` is the 3-D Secure result
+ * when the customer authenticated, for a later candidate (never stored in history).
+ */
+export interface CompleteAuthenticationOutput extends OperationOutput {
+  authentication?: ExternalAuthentication;
 }
 
 export type AuthorizeOutput = OperationOutput;
@@ -207,6 +271,11 @@ export interface ProcessorEvent {
   outcome?: Approved | HardDecline | SoftDecline;
   /** The processor's own code behind a decline (Adyen's refusalReasonCode / reason, Stripe's decline_code). */
   providerCode?: string;
+  /**
+   * For an authorization after a challenge: the 3-D Secure result, when the processor's event carries it.
+   * Sealed on the charge by the API; never signalled.
+   */
+  authentication?: ExternalAuthentication;
   /** The event as received, card data and secrets left out: what is stored. */
   payload: Record<string, unknown>;
 }
@@ -242,6 +311,8 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    * `captureDelayHours: 0`): an approval that arrives by notification is then a captured one.
    */
   capturesWithAuthorization?: boolean;
+  /** Finishes an authorization that answered `requires_action`, once the customer is back. */
+  completeAuthentication?(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
   /**
    * Verifies a webhook request with the config's credentials and normalizes its events. Pure (no I/O):
    * the API stores what it returns and signals the workflows. Absent: the provider sends no webhooks.

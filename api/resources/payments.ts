@@ -19,7 +19,7 @@ const Stamps = { created_at: Timestamp, updated_at: Timestamp };
 export const PaymentStatusSchema = Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)));
 
 export const CHARGE_STATUSES = [
-  'CREATED', 'AUTHORIZED', 'CAPTURED', 'DECLINED', 'FAILED', 'UNKNOWN', 'VOIDED', 'PARTIALLY_REFUNDED', 'REFUNDED',
+  'CREATED', 'REQUIRES_ACTION', 'AUTHORIZED', 'CAPTURED', 'DECLINED', 'FAILED', 'UNKNOWN', 'VOIDED', 'PARTIALLY_REFUNDED', 'REFUNDED',
 ] as const satisfies readonly ChargeRow['status'][];
 
 export const ChargeSchema = Resource('charge', {

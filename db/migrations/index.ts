@@ -6,6 +6,7 @@ import * as webhooks from './005_webhooks';
 import * as idempotencyResource from './006_idempotency_resource';
 import * as singleUseCards from './007_single_use_cards';
 import * as providerEvents from './008_provider_events';
+import * as authentication from './009_authentication';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -18,6 +19,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['006_idempotency_resource', idempotencyResource],
   ['007_single_use_cards', singleUseCards],
   ['008_provider_events', providerEvents],
+  ['009_authentication', authentication],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

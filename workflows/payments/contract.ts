@@ -98,6 +98,8 @@ export interface GuestCustomerInput { id: string; name?: string; email?: string;
 
 export interface ConfirmInput {
   paymentMethodId: string;
+  /** Where the customer's browser goes once an authentication (3-D Secure) is done. */
+  returnUrl?: string;
   installments?: number;
   routing?: RoutingHintsInput;
   context: RequestContext;
@@ -133,7 +135,7 @@ export interface PendingOperation {
 }
 
 /** How an attempt went at the provider (activities/providers/types.ts: the adapters' outcome kinds). */
-export type AttemptOutcome = 'approved' | 'hard_decline' | 'soft_decline' | 'transport_error' | 'unknown';
+export type AttemptOutcome = 'approved' | 'hard_decline' | 'soft_decline' | 'transport_error' | 'unknown' | 'requires_action';
 
 export interface AttemptSummary {
   chargeId: string;
@@ -223,6 +225,13 @@ export interface AttemptArgs extends PaymentRef {
   capture: boolean;
   /** No candidate follows this one: a soft decline ends the payment as FAILED. */
   lastCandidate: boolean;
+  /** The merchant's return_url of this confirm (shown in next_action). */
+  returnUrl?: string;
+  /**
+   * 3-D Secure: `requested` asks the issuer for a challenge (the step-up retry); `authenticatedBy` names
+   * an earlier charge of this payment whose successful authentication is passed on (no second challenge).
+   */
+  threeDSecure?: { requested?: boolean; authenticatedBy?: string };
   context: RequestContext;
 }
 
