@@ -11,6 +11,7 @@ import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
 import { serveDashboard } from './dashboard';
 import { providerWebhooks } from './routes/provider-webhooks';
+import { authenticationReturn } from './routes/authentication-return';
 
 export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
@@ -50,6 +51,8 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   app.use(serveDashboard());
   // Processors post here without credentials: the signature is checked over the raw body, before any parsing.
   app.use(providerWebhooks(deps));
+  // The customer's browser back from 3-D Secure (no credentials; GET, or POST with a form).
+  app.use(authenticationReturn(deps));
   app.use(jsonBody());
   app.use(open.routes());
   app.use(v1.routes());

@@ -105,6 +105,8 @@ export interface ChargeRow {
   provider_reference: string | null;
   /** The 3-D Secure result of a successful authentication, sealed (never read by the API). */
   authentication_sealed: string | null;
+  /** The processor's return parameters of the customer's return, sealed. */
+  return_params_sealed: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -229,6 +231,7 @@ export interface ChargePatch {
   provider_reference?: string;
   decline_code?: string | null;
   authentication_sealed?: string | null;
+  return_params_sealed?: string | null;
   details?: ChargeDetails;
   performance?: ChargePerformance;
   /** Appended to the charge's exchanges. */

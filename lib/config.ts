@@ -38,6 +38,8 @@ export interface Config {
   /** AUTH_EXPIRY and PAYMENT_EXPIRY, in milliseconds. */
   authExpiryMs: number;
   paymentExpiryMs: number;
+  /** AUTHENTICATION_TIMEOUT: how long a payment waits for the customer to authenticate (3-D Secure). */
+  authenticationTimeoutMs: number;
   /** How long a provider call may take before its outcome is unknown (and reconciled, never cascaded). */
   providerTimeoutMs: number;
   /** Workflows a worker keeps in memory per task queue; evicted ones are replayed from history when needed. */
@@ -192,6 +194,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE || undefined,
     authExpiryMs: duration('AUTH_EXPIRY', env.AUTH_EXPIRY || '7d'),
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
+    authenticationTimeoutMs: duration('AUTHENTICATION_TIMEOUT', env.AUTHENTICATION_TIMEOUT || '1h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
     workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),

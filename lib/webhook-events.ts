@@ -6,6 +6,7 @@
 export const WEBHOOK_EVENT_TYPES = [
   'payment_intent.created',
   'payment_intent.processing',
+  'payment_intent.requires_action',
   'payment_intent.amount_capturable_updated',
   'payment_intent.succeeded',
   'payment_intent.payment_failed',

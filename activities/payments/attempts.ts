@@ -9,7 +9,8 @@ import type { ProviderEventSignal } from '../../workflows/contract';
 import { notificationExchange } from '../providers/exchange';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
-import type { Approved, OperationOutput, ProviderOutcome } from '../providers/types';
+import type { Approved, ExternalAuthentication, OperationOutput, ProviderOutcome, ThreeDSecureRequest } from '../providers/types';
+import { authenticationReturnUrl, providerWebhookUrl } from '../../lib/public-urls';
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
 import { cardUse } from './records';
@@ -28,7 +29,7 @@ async function captureAfterApproval(args: AttemptArgs, approved: Approved, provi
 }
 
 /** What the provider said, and the capture that follows an approval when the payment captures at once. */
-async function withAutoCapture(args: AttemptArgs, operation: { outcome: ProviderOutcome; exchange: OperationOutput['exchange'] }, provider: OpenProvider, currency: string) {
+export async function withAutoCapture(args: AttemptArgs, operation: { outcome: ProviderOutcome; exchange: OperationOutput['exchange'] }, provider: OpenProvider, currency: string) {
   const exchanges = [operation.exchange];
   let captured: ProviderOutcome | undefined;
   // A provider that captured with the authorization (capture_method automatic) needs no second call.
@@ -47,7 +48,7 @@ async function withAutoCapture(args: AttemptArgs, operation: { outcome: Provider
  * An authorization as its notification reports it. A processor that captures by itself when asked to
  * capture at once (Adyen) reports the approval uncaptured; it is captured all the same.
  */
-function notifiedAuthorization(args: AttemptArgs, notification: ProviderEventSignal, provider: OpenProvider): OperationOutput {
+export function notifiedAuthorization(args: AttemptArgs, notification: ProviderEventSignal, provider: OpenProvider): OperationOutput {
   const { outcome } = notification;
   const capturedBySelf = outcome.kind === 'approved' && args.capture && provider.adapter.capturesWithAuthorization;
   return {
@@ -59,6 +60,18 @@ function notifiedAuthorization(args: AttemptArgs, notification: ProviderEventSig
 /** The attempt activities: a charge at the provider, and the reconciliation of one whose outcome is unknown. */
 export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> {
   const { db, vault } = deps;
+
+  /** What the attempt asks of 3-D Secure: a challenge (step-up), and an earlier charge's authentication passed on. */
+  async function threeDSecureOf(args: AttemptArgs): Promise<ThreeDSecureRequest | undefined> {
+    const asked = args.threeDSecure;
+    if (!asked) return undefined;
+    const earlier = asked.authenticatedBy ? await findCharge(db, args.environment, asked.authenticatedBy) : undefined;
+    // Only this payment's own charge: an earlier authentication never travels to another payment.
+    const sealed = earlier?.payment_id === args.paymentId ? earlier.authentication_sealed : null;
+    const external = sealed ? vault.decryptJson<ExternalAuthentication>(sealed) : undefined;
+    return { ...(asked.requested ? { requested: true } : {}), ...(external ? { external } : {}) };
+  }
+
   return {
     /**
      * One attempt: the charge row, then the provider's authorize with the charge id as idempotency key
@@ -97,7 +110,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
               merchant_capabilities: provider.config.merchant_capabilities ?? {},
             },
           });
-          await setRoutingPlanIndex(trx, env, args.routingPlanId, args.attemptNo - 1);
+          await setRoutingPlanIndex(trx, env, args.routingPlanId, args.candidateIndex ?? args.attemptNo - 1);
         });
       }
 
@@ -108,6 +121,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (!card) {
         return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
       }
+      const threeDSecure = await threeDSecureOf(args);
       const authorization = await withHeartbeat(provider.adapter.authorize({
         credentials: provider.credentials,
         idempotencyKey: args.chargeId,
@@ -117,6 +131,9 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc ?? undefined, holder_name: card.holderName ?? undefined },
         metadata: { payment_id: args.paymentId, account_id: args.accountId },
         capture: args.capture,
+        returnUrl: authenticationReturnUrl(deps.config.publicUrl, args.paymentId, args.chargeId),
+        notificationUrl: providerWebhookUrl(deps.config.publicUrl, args.candidate.providerConfigId),
+        ...(threeDSecure ? { threeDSecure } : {}),
       }));
       await wipeCvc(db, env, args.paymentMethodId);
       const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);

@@ -45,7 +45,7 @@ async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; re
     if (status === 'CANCELED') return { eventIds: [] };
     if (args.chargeId && voidExchange) await updateCharge(trx, env, args.chargeId, { status: 'VOIDED', exchanges: [voidExchange] });
     const payment = await updatePayment(trx, env, args.paymentId, {
-      status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null,
+      status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null, next_action: null,
     });
     const eventIds = await appendEvents(trx, env, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]);
     return { eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };

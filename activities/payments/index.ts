@@ -1,5 +1,6 @@
 import type { PaymentActivities } from '../../workflows/payments/contract';
 import { attemptActivities } from './attempts';
+import { authenticationActivities } from './authentication';
 import { commandActivities } from './commands';
 import type { PaymentActivityDeps } from './deps';
 import { recordActivities } from './records';
@@ -15,5 +16,6 @@ export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities 
     ...recordActivities(deps),
     ...attemptActivities(deps),
     ...commandActivities(deps),
+    ...authenticationActivities(deps),
   } satisfies PaymentActivities;
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { appendEvents, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { eraseSingleUseCards } from '../../db/payment-methods';
 import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
-import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../workflows/payments/contract';
+import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
 
@@ -12,8 +12,14 @@ export const PAYMENT_METHOD_UNAVAILABLE = 'payment_method_unavailable';
 /** A charge's recorded status as the outcome of its attempt (FAILED is told apart by its decline code). */
 const RECORDED_OUTCOME: Partial<Record<ChargeRow['status'], AttemptOutcome>> = {
   AUTHORIZED: 'approved', CAPTURED: 'approved', VOIDED: 'approved', PARTIALLY_REFUNDED: 'approved', REFUNDED: 'approved',
-  DECLINED: 'hard_decline', UNKNOWN: 'unknown',
+  DECLINED: 'hard_decline', UNKNOWN: 'unknown', REQUIRES_ACTION: 'requires_action',
 };
+
+/** The statuses an attempt's outcome can end a walk in. */
+const WALK_ENDS: readonly PaymentStatus[] = ['FAILED', 'AUTHORIZED', 'SUCCEEDED'];
+
+/** Declines about the customer's authentication: the payment's last_error says so itself, not `card_declined`. */
+const AUTHENTICATION_CODES = new Set(['authentication_failed', 'authentication_timeout']);
 
 /** What an outcome means for the charge, the payment and their events (no I/O: decided first, written after). */
 interface Transition {
@@ -52,7 +58,7 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
         payment: {
           status: 'FAILED',
           last_error: {
-            code: outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE ? PAYMENT_METHOD_UNAVAILABLE : 'card_declined',
+            code: outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE || AUTHENTICATION_CODES.has(outcome.declineCode) ? outcome.declineCode : 'card_declined',
             decline_code: outcome.declineCode, charge_id: args.chargeId, message: outcome.message ?? null,
           },
         },
@@ -63,8 +69,11 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
     case 'transport_error': {
       const code = outcome.kind === 'soft_decline' ? outcome.declineCode : 'provider_unavailable';
       const charge: ChargePatch = { status: 'FAILED', decline_code: code };
-      // Another candidate follows: the payment stays PROCESSING and only the charge failed.
-      if (!args.lastCandidate) return { charge, paymentStatus: 'PROCESSING', chargeEvent: 'charge.failed' };
+      // Another candidate follows (or the same one again, with 3-D Secure: a step-up): the payment stays
+      // PROCESSING and only the charge failed.
+      if (!args.lastCandidate || stepsUp(args, { outcome: outcome.kind, declineCode: code })) {
+        return { charge, paymentStatus: 'PROCESSING', chargeEvent: 'charge.failed' };
+      }
       return {
         charge, paymentStatus: 'FAILED', chargeEvent: 'charge.failed', paymentEvent: 'payment_intent.payment_failed',
         payment: { status: 'FAILED', last_error: { code: 'all_providers_failed', decline_code: code, charge_id: args.chargeId } },
@@ -121,6 +130,10 @@ export async function applyOutcome(
     });
     const events: EventRecord[] = [];
     if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, charge, args.context));
+    // The customer's step is over: the payment no longer shows it (and waits for nothing while the walk goes on).
+    if (current.status === 'REQUIRES_ACTION' && outcome.kind !== 'requires_action') {
+      next.payment = { status: next.paymentStatus, ...(next.payment ?? {}), next_action: null };
+    }
     if (next.payment) {
       const payment = await updatePayment(trx, env, args.paymentId, next.payment);
       if (next.paymentEvent) events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
@@ -128,8 +141,9 @@ export async function applyOutcome(
       // the provider's reference). A FAILED payment may be confirmed again, with another card, so only
       // this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can follow, so every card bound
       // to the payment goes.
-      // A payment waiting for the customer's authentication is not over: a later candidate may need the card.
-      if (next.paymentStatus !== 'REQUIRES_ACTION') {
+      // Only once the walk is over: a payment waiting for the customer, or going on to the next candidate
+      // after an authentication, may still need the card.
+      if (WALK_ENDS.includes(next.paymentStatus)) {
         await eraseSingleUseCards(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
       }
     }

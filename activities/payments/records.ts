@@ -113,6 +113,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
         const row = await updatePayment(trx, env, args.paymentId, {
           status: failed ? 'FAILED' : 'PROCESSING',
           payment_method_id: args.paymentMethodId,
+          // Each confirm says where the customer goes after authenticating (or nowhere): never an earlier one's.
+          return_url: args.returnUrl ?? null,
+          next_action: null,
           installments: args.installments ?? payment.installments,
           last_error: !failed ? null : card
             ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }

@@ -35,6 +35,11 @@ export const ChargeSchema = Resource('charge', {
 
 export type Charge = Static<typeof ChargeSchema>;
 
+const RedirectToUrl = Type.Object({
+  url: Type.String({ description: 'where the customer authenticates (the issuer\'s or processor\'s page)' }),
+  return_url: Type.Union([Type.String(), Type.Null()], { description: 'the confirm\'s return_url: where the customer lands afterwards' }),
+});
+
 export const PaymentSchema = Resource('payment', {
   id: Str, account_id: Str, customer_id: NullableStr, checkout_session_id: NullableStr, payment_method_id: NullableStr,
   amount: Amount, currency: Str, status: PaymentStatusSchema, auto_capture: Type.Boolean(),
@@ -43,6 +48,13 @@ export const PaymentSchema = Resource('payment', {
   amount_capturable: Amount, amount_received: Amount, amount_refunded: Amount,
   cancellation_reason: NullableStr,
   last_error: Type.Union([Type.Object({ code: Str }, { additionalProperties: true }), Type.Null()]),
+  next_action: Type.Union([
+    Type.Object({
+      type: Type.Literal('redirect_to_url'), redirect_to_url: RedirectToUrl,
+      since: Type.String({ description: 'when the payment started waiting for the customer' }),
+    }, { description: 'the step the customer must take (3-D Secure) while the payment is REQUIRES_ACTION' }),
+    Type.Null(),
+  ]),
   pending_operation: Type.Union([
     Type.Object({
       type: Type.Union([Type.Literal('capture'), Type.Literal('void')]), charge_id: Str,
@@ -69,7 +81,10 @@ export const CheckoutPaymentSchema = Type.Object({
   amount: Amount,
   currency: Type.String(),
   status: PaymentStatusSchema,
-  next_action: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'a step the customer must take (3-D Secure); null for now' }),
+  next_action: Type.Union([
+    Type.Object({ type: Type.Literal('redirect_to_url'), redirect_to_url: RedirectToUrl }, { additionalProperties: false }),
+    Type.Null(),
+  ], { description: 'the step the customer must take (3-D Secure): send the browser to redirect_to_url.url' }),
   last_error: Type.Union([
     Type.Object({ code: Type.String(), decline_code: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
     Type.Null(),
@@ -172,6 +187,9 @@ export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): P
     amount_refunded: Number(row.amount_refunded ?? 0),
     cancellation_reason: row.cancellation_reason ?? null,
     last_error: row.last_error ?? null,
+    next_action: row.next_action
+      ? { type: row.next_action.type, redirect_to_url: { ...row.next_action.redirect_to_url }, since: row.next_action.since }
+      : null,
     pending_operation: row.pending_operation ?? null,
     metadata: row.metadata ?? {},
     created_at: iso(row.created_at),
@@ -197,8 +215,7 @@ export function serializeCheckoutPayment(row: PaymentRow, card?: Pick<PaymentMet
     amount: Number(row.amount),
     currency: row.currency,
     status: row.status,
-    // Reserved for a step the customer must take (3-D Secure); nothing asks for one yet.
-    next_action: null,
+    next_action: row.next_action ? { type: row.next_action.type, redirect_to_url: { ...row.next_action.redirect_to_url } } : null,
     last_error: lastError ? { code: lastError.code ?? 'unknown', decline_code: lastError.decline_code ?? null } : null,
     card: card ? { network: card.card_network, last4: card.card_last4 } : null,
   };

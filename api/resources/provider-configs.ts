@@ -1,6 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import type { ProviderConfigFeeRow, RoutingRuleRow } from '../../db/fees-and-rules';
 import type { ProviderConfigWithEmbeds } from '../../db/providers';
+import { providerWebhookUrl } from '../../lib/public-urls';
 import { iso } from '../../lib/timestamps';
 import { Resource, Timestamp } from '../schemas';
 
@@ -68,7 +69,7 @@ export function serializeProviderConfig(config: ProviderConfigWithEmbeds, public
     credentials: config.credentials,
     merchant_capabilities: config.merchant_capabilities ?? {},
     deleted: config.deleted,
-    webhook_url: `${publicUrl}/v1/provider-webhooks/${config.id}`,
+    webhook_url: providerWebhookUrl(publicUrl, config.id),
     fees: config.fees.map(serializeProviderConfigFee),
     routing_rules: config.rules.map(serializeRoutingRule),
     created_at: iso(config.created_at),

@@ -40,6 +40,25 @@ const CancelReason = Type.Unsafe<CancelReasonValue>({
 });
 
 const Installments = Type.Integer({ minimum: 1, maximum: 48 });
+const ReturnUrl = Type.String({
+  format: 'uri', maxLength: 2048,
+  description: 'where the customer\'s browser goes after authenticating (3-D Secure), with payment_intent=<id> appended: absolute https:// (http:// also in sandbox)',
+});
+
+/** A return_url is absolute https (http too in sandbox, for local shops): 400 at `body/return_url` otherwise. */
+function checkReturnUrl(value: string | undefined, env: Environment): void {
+  if (value === undefined) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const allowed = url && (url.protocol === 'https:' || (url.protocol === 'http:' && env === 'sandbox')) && !url.username && !url.password;
+  if (!allowed) {
+    throw ApiError.validation([{ path: 'body/return_url', message: env === 'sandbox' ? 'must be an absolute http:// or https:// URL' : 'must be an absolute https:// URL' }]);
+  }
+}
 
 const Includes = {
   include_charges: Type.Optional(Type.Boolean()),
@@ -67,11 +86,12 @@ const CreateBody = Obj({
   routing: Type.Optional(Routing),
   confirm: Type.Optional(Type.Boolean({
     description: 'Confirm the payment in the same request, with payment_method or payment_method_id (a saved card of customer_id) '
-      + 'and save_payment_method, which are accepted only with confirm: true. The answer is the payment as confirm leaves it.',
+      + 'and save_payment_method and return_url, which are accepted only with confirm: true. The answer is the payment as confirm leaves it.',
   })),
   payment_method_id: Type.Optional(Id('pm')),
   payment_method: Type.Optional(CardBody),
   save_payment_method: Type.Optional(Type.Boolean()),
+  return_url: Type.Optional(ReturnUrl),
 });
 
 const isPublishable = (principal: Principal) => principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE';
@@ -124,13 +144,14 @@ export const paymentRoutes = [
         throw ApiError.validation([{ path: 'body/customer', message: 'give customer_id or customer, not both' }]);
       }
       if (!body.confirm) {
-        const stray = (['payment_method_id', 'payment_method', 'save_payment_method'] as const).filter((k) => body[k] !== undefined);
+        const stray = (['payment_method_id', 'payment_method', 'save_payment_method', 'return_url'] as const).filter((k) => body[k] !== undefined);
         if (stray.length) throw ApiError.validation(stray.map((k) => ({ path: `body/${k}`, message: 'only with confirm: true' })));
       } else if (!body.payment_method_id && !body.payment_method) {
         throw ApiError.validation([{ path: 'body/payment_method', message: 'confirm: true needs payment_method or payment_method_id' }]);
       } else if (body.payment_method_id && body.payment_method) {
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
+      checkReturnUrl(body.return_url, env);
       if (body.customer_id) {
         const customer = await findAccountCustomer(deps.db, env, scope.account.id, body.customer_id);
         if (!customer) throw ApiError.validation([{ path: 'body/customer_id', message: 'no such customer in this account' }]);
@@ -156,7 +177,7 @@ export const paymentRoutes = [
         }, body);
         vaulted = card.vaulted;
         // routing and installments are the payment's own (as on a plain create); the walk reads them from its row.
-        confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal) };
+        confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal), ...(body.return_url ? { returnUrl: body.return_url } : {}) };
       }
 
       const input: PaymentInput = {
@@ -176,6 +197,7 @@ export const paymentRoutes = [
         routing: body.routing ?? {},
         authExpiryMs: deps.config.authExpiryMs,
         paymentExpiryMs: deps.config.paymentExpiryMs,
+        authenticationTimeoutMs: deps.config.authenticationTimeoutMs,
         context: workflowContext(ctx, principal),
       };
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);
@@ -210,6 +232,7 @@ export const paymentRoutes = [
       save_payment_method: Type.Optional(Type.Boolean()),
       installments: Type.Optional(Installments),
       routing: Type.Optional(Routing),
+      return_url: Type.Optional(ReturnUrl),
     }),
     response: PaymentOrCheckoutSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
@@ -221,6 +244,7 @@ export const paymentRoutes = [
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
+      checkReturnUrl(body.return_url, env);
       // Refused before a card is vaulted; the workflow's validator says the same against its own state.
       if (!allows('confirm', payment.status)) {
         throw new ApiError('invalid_state', `A ${payment.status} payment cannot be confirmed.`, { status: payment.status });
@@ -234,6 +258,7 @@ export const paymentRoutes = [
       try {
         result = await confirmPayment(await deps.temporal(), payment.id, {
           paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal),
+          ...(body.return_url ? { returnUrl: body.return_url } : {}),
         }, statusOf(deps, env));
       } catch (err) {
         // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import coBody from 'co-body';
 import type { Environment } from '../../db/environments';
-import { findCharge, findChargeByProviderReference, type ChargeRow } from '../../db/payments';
+import { findCharge, findChargeByProviderReference, updateCharge, type ChargeRow } from '../../db/payments';
 import { markProviderEventDelivered, recordProviderEvent, type ProviderEventDelivery } from '../../db/provider-events';
 import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } from '../../db/providers';
 import { findRefundWithCharge } from '../../db/refunds';
@@ -109,6 +109,10 @@ async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Pr
     payload: event.payload,
   });
   if (!inserted && row.delivered_at) return;
+  // A 3-D Secure result travels sealed on the charge (for a later candidate), never in the signal.
+  if (target && event.authentication) {
+    await updateCharge(deps.db, env, target.charge.id, { authentication_sealed: deps.vault.encryptJson(event.authentication) });
+  }
   let delivery: ProviderEventDelivery = 'no_target';
   if (target && event.operation && event.outcome) {
     const signal: ProviderEventSignal = {

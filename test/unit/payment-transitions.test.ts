@@ -6,7 +6,7 @@ const EXPECTED: Record<PaymentTransition, string[]> = {
   confirm: ['CREATED', 'FAILED'],
   walk: ['PROCESSING'],
   capture: ['AUTHORIZED'],
-  cancel: ['CREATED', 'FAILED', 'AUTHORIZED'],
+  cancel: ['CREATED', 'FAILED', 'AUTHORIZED', 'REQUIRES_ACTION'],
   paymentExpiry: ['CREATED', 'FAILED'],
   authExpiry: ['AUTHORIZED'],
   settle: ['AUTHORIZED'],

@@ -105,6 +105,14 @@ export function confirmPayment(client: Client, paymentId: string, input: Confirm
   return command(client, paymentId, statusOf, (handle) => untilWalkEnds(handle.executeUpdate(paymentUpdates.confirm, { args: [input] })));
 }
 
+/**
+ * The customer is back from authenticating: the workflow completes the step with the processor. Answers
+ * when it has, or PROCESSING after 10 s (the walk goes on regardless).
+ */
+export function returnFromAuthentication(client: Client, paymentId: string, chargeId: string, statusOf: StatusOf): Promise<CommandResult> {
+  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(handle.executeUpdate(paymentUpdates.authenticationReturn, { args: [{ chargeId }] })));
+}
+
 /** Captures an AUTHORIZED payment, in full or in part. */
 export function capturePayment(client: Client, paymentId: string, input: CaptureInput, statusOf: StatusOf): Promise<CommandResult> {
   return command(client, paymentId, statusOf, (handle) => handle.executeUpdate(paymentUpdates.capture, { args: [input] }));

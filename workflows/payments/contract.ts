@@ -26,10 +26,14 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
  */
 export const PAYMENT_TRANSITIONS = {
   confirm: { from: ['CREATED', 'FAILED'], to: ['PROCESSING'] },
-  /** The routing plan's attempts; PROCESSING stays only when the walk broke on an internal error. */
-  walk: { from: ['PROCESSING'], to: ['AUTHORIZED', 'SUCCEEDED', 'FAILED', 'PROCESSING'] },
+  /**
+   * The routing plan's attempts; PROCESSING stays only when the walk broke on an internal error;
+   * REQUIRES_ACTION while the customer authenticates (the walk goes on from there).
+   */
+  walk: { from: ['PROCESSING'], to: ['AUTHORIZED', 'SUCCEEDED', 'FAILED', 'PROCESSING', 'REQUIRES_ACTION'] },
   capture: { from: ['AUTHORIZED'], to: ['SUCCEEDED'] },
-  cancel: { from: ['CREATED', 'FAILED', 'AUTHORIZED'], to: ['CANCELED'] },
+  /** From REQUIRES_ACTION: the authentication is abandoned (and the charge voided at the processor) first. */
+  cancel: { from: ['CREATED', 'FAILED', 'AUTHORIZED', 'REQUIRES_ACTION'], to: ['CANCELED'] },
   /** PAYMENT_EXPIRY after the start: a payment that never succeeded is canceled (`expired`). */
   paymentExpiry: { from: ['CREATED', 'FAILED'], to: ['CANCELED'] },
   /** AUTH_EXPIRY after the authorization: an uncaptured one is voided (`authorization_expired`). */
@@ -91,6 +95,8 @@ export interface PaymentInput {
   /** Durations in milliseconds (AUTH_EXPIRY, PAYMENT_EXPIRY). */
   authExpiryMs: number;
   paymentExpiryMs: number;
+  /** AUTHENTICATION_TIMEOUT in milliseconds (absent in histories from before it: one hour). */
+  authenticationTimeoutMs?: number;
   context: RequestContext;
 }
 
@@ -121,7 +127,9 @@ export interface CommandResult {
   /** `no_eligible_provider` when confirm found no candidate; `processing` when it did not end within 10 s. */
   outcome?: 'succeeded' | 'authorized' | 'failed' | 'no_eligible_provider' | 'processing' | 'captured' | 'canceled'
     /** The processor received the capture or void and tells its outcome later, by notification. */
-    | 'capture_pending' | 'cancel_pending';
+    | 'capture_pending' | 'cancel_pending'
+    /** The issuer asked for the customer's authentication: the payment waits in REQUIRES_ACTION. */
+    | 'requires_action';
 }
 
 /** A capture or void the processor received and has not reported on yet (the payment stays AUTHORIZED). */
@@ -161,7 +169,12 @@ export interface PaymentState {
   reconciling: boolean;
   /** A capture or void awaiting the processor's notification. */
   pendingOperation?: PendingOperation;
+  /** The charge waiting for the customer's authentication, and since when (ms since the epoch). */
+  authentication?: { chargeId: string; since: number };
 }
+
+/** The `authenticationReturn` update: the customer is back from authenticating (the return params are sealed on the charge). */
+export interface AuthenticationReturnInput { chargeId: string }
 
 export const paymentUpdates = {
   /**
@@ -172,6 +185,8 @@ export const paymentUpdates = {
   confirm: defineUpdate<CommandResult, [ConfirmInput]>('confirm'),
   capture: defineUpdate<CommandResult, [CaptureInput]>('capture'),
   cancel: defineUpdate<CommandResult, [CancelInput]>('cancel'),
+  /** The customer's browser came back from authenticating: completes the step with the processor; answers when it is. */
+  authenticationReturn: defineUpdate<CommandResult, [AuthenticationReturnInput]>('authenticationReturn'),
 };
 
 export const paymentSignals = {
@@ -203,6 +218,8 @@ export interface PlannedCandidate {
 export interface PlanArgs extends PaymentRef {
   routingPlanId: string;
   paymentMethodId: string;
+  /** The confirm's return_url, written on the payment. */
+  returnUrl?: string;
   installments?: number;
   routing?: RoutingHintsInput;
   context: RequestContext;
@@ -219,6 +236,8 @@ export interface AttemptArgs extends PaymentRef {
   chargeId: string;
   routingPlanId: string;
   attemptNo: number;
+  /** The candidate's index in the plan (absent: attemptNo - 1; a step-up retry repeats a candidate). */
+  candidateIndex?: number;
   candidate: PlannedCandidate;
   paymentMethodId: string;
   /** Capture right after an approval (auto_capture). */
@@ -238,8 +257,20 @@ export interface AttemptArgs extends PaymentRef {
 export interface AttemptResult {
   outcome: AttemptOutcome;
   declineCode?: string;
+  /** The customer authenticated (3-D Secure) on this charge: a later candidate gets the result. */
+  authenticated?: boolean;
   paymentStatus: PaymentStatus;
   eventIds: string[];
+}
+
+/**
+ * Step-up: a soft decline that means the issuer wants the cardholder authenticated, on an attempt that
+ * did not ask for 3-D Secure, is retried once on the same candidate with 3-D Secure asked for — so it
+ * neither fails the payment nor moves on. Read by the workflow (which retries) and by the activity that
+ * records the decline (which keeps the payment PROCESSING).
+ */
+export function stepsUp(args: Pick<AttemptArgs, 'threeDSecure'>, result: { outcome: string; declineCode?: string }): boolean {
+  return result.outcome === 'soft_decline' && result.declineCode === 'authentication_required' && !args.threeDSecure?.requested;
 }
 
 export interface ReconcileResult extends AttemptResult {
@@ -265,6 +296,12 @@ export interface CancelResult extends RecordedEvents {
 
 /** A reconciliation; with the processor's notification about the charge when one has arrived. */
 export interface ReconcileArgs extends AttemptArgs { notification?: ProviderEventSignal }
+
+/** How a wait for the customer's authentication ends: the processor's notification, or the customer's return. */
+export interface AuthenticationArgs extends AttemptArgs { notification?: ProviderEventSignal; returned?: boolean }
+
+/** An authentication given up: timed out (the payment FAILED), or the payment is being canceled. */
+export interface AbandonArgs extends AttemptArgs { reason: 'authentication_timeout' | 'canceled' }
 
 /** The processor's notification about a pending capture or void, to be recorded. */
 export interface SettleArgs extends PaymentRef {
@@ -301,4 +338,11 @@ export interface PaymentActivities {
   cancelPayment(args: CancelArgs): Promise<CancelResult>;
   /** Records the processor's notification about a pending capture or void. Idempotent. */
   settleOperation(args: SettleArgs): Promise<SettleResult>;
+  /**
+   * Completes an authorization that waits for the customer: by the processor's notification, or by
+   * asking the processor once the customer is back. `requires_action` still when the customer is not done.
+   */
+  completeAuthentication(args: AuthenticationArgs): Promise<AttemptResult>;
+  /** Gives up a wait for the customer: the charge is voided at the processor unless it completed meanwhile. */
+  abandonAuthentication(args: AbandonArgs): Promise<AttemptResult>;
 }

@@ -6,7 +6,8 @@ import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } f
 import { mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
 import {
-  allows, AttemptArgs, AttemptResult, CancelInput, CommandResult, ConfirmInput, CreateInput, FINAL_PAYMENT_STATUSES, leadsTo,
+  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CommandResult, ConfirmInput, CreateInput,
+  FINAL_PAYMENT_STATUSES, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
   PendingOperation, paymentQueries, paymentSignals, paymentUpdates,
 } from './contract';
@@ -42,6 +43,20 @@ const providers = proxyActivities<PaymentActivities>({
 });
 
 const RECONCILE_MAX_DELAY_MS = 5 * 60_000;
+/** AUTHENTICATION_TIMEOUT for payments created before it was part of the input. */
+const DEFAULT_AUTHENTICATION_TIMEOUT_MS = 60 * 60_000;
+
+/** What a command answers as `outcome` for the status it leaves the payment in. */
+function outcomeOf(status: PaymentStatus): CommandResult['outcome'] {
+  switch (status) {
+    case 'SUCCEEDED': return 'succeeded';
+    case 'AUTHORIZED': return 'authorized';
+    case 'FAILED': return 'failed';
+    case 'REQUIRES_ACTION': return 'requires_action';
+    case 'CANCELED': return 'canceled';
+    default: return 'processing';
+  }
+}
 
 function invalidState(status: PaymentStatus, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: PAYMENT_FAILURES.invalidState, message, details: [{ status }], nonRetryable: true });
@@ -71,6 +86,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let lastOutcome: CommandResult['outcome'];
   let authorizedAt = 0;
   let approvedChargeId: string | undefined;
+  /** A cancel arrived while the customer was authenticating: the wait ends, then the cancel runs. */
+  let abandonRequested = false;
+  /** The charge whose customer came back from authenticating (the authenticationReturn update). */
+  let customerReturned: string | undefined;
 
   /** Runs one transition under the lock; every command and timer goes through here. */
   const run = <T>(transition: PaymentTransition, fn: () => Promise<T>): Promise<T> => lock.runExclusive(async () => {
@@ -87,6 +106,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
    * the table allowing the transition from the current status.
    */
   const refuseUnless = (transition: PaymentTransition, verb: string) => {
+    // A walk waiting for the customer's authentication holds the lock, but a cancel may end the wait.
+    if (transition === 'cancel' && state.authentication && state.status === 'REQUIRES_ACTION') return;
     const pending = state.pendingOperation;
     if (pending) throw invalidState(state.status, `The payment cannot be ${verb} while its ${pending.operation} awaits the processor's notification.`);
     if (lock.isLocked() || !allows(transition, state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be ${verb}.`);
@@ -132,6 +153,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       current ? `candidate ${state.currentIndex! + 1}/${state.candidates.length}: ${current.providerConfigId}` : 'no candidate yet',
       state.reconciling ? 'reconciling an unknown provider outcome' : '',
       state.pendingOperation ? `${state.pendingOperation.operation} received by the processor, awaiting its notification` : '',
+      state.authentication ? `waiting for customer authentication (since ${new Date(state.authentication.since).toISOString()}, charge ${state.authentication.chargeId})` : '',
       state.lastError ? `last error: ${state.lastError.code}` : '',
     ].filter(Boolean).join('\n'));
   };
@@ -151,15 +173,15 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       return { status: state.status };
     }
     // Locked from the start: no confirm, capture or cancel can slip in before this confirm's walk.
-    return run('confirm', async () => {
+    return untilCustomerOrEnd(run('confirm', async () => {
       await condition(() => created);
       return confirmWalk(confirm);
-    });
+    }));
   });
 
   // Answers when the walk ends. The API stops waiting after 10 s and says PROCESSING; the update itself
   // runs on (a timer here would cost every payment a timer started and canceled in its history).
-  setHandler(paymentUpdates.confirm, (args: ConfirmInput) => run('confirm', () => confirmWalk(args)), {
+  setHandler(paymentUpdates.confirm, (args: ConfirmInput) => untilCustomerOrEnd(run('confirm', () => confirmWalk(args))), {
     validator: (_args: ConfirmInput) => {
       if (!created) throw invalidState(state.status, 'The payment is still being created.');
       refuseUnless('confirm', 'confirmed');
@@ -190,12 +212,36 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     },
   });
 
-  setHandler(paymentUpdates.cancel, ({ reason, context }) => run('cancel', async (): Promise<CommandResult> => {
-    await cancel(reason ?? 'requested_by_customer', context);
-    return { status: state.status, outcome: state.pendingOperation ? 'cancel_pending' : 'canceled' };
-  }), {
+  setHandler(paymentUpdates.cancel, async ({ reason, context }) => {
+    // Waiting for the customer: the wait ends first (the charge voided at the processor), then the cancel runs.
+    if (state.authentication) abandonRequested = true;
+    return run('cancel', async (): Promise<CommandResult> => {
+      await cancel(reason ?? 'requested_by_customer', context);
+      return { status: state.status, outcome: state.pendingOperation ? 'cancel_pending' : 'canceled' };
+    });
+  }, {
     validator: (_args: CancelInput) => refuseUnless('cancel', 'canceled'),
   });
+
+  // The customer is back from authenticating: the waiting walk completes the step with the processor.
+  // Answers once that step is done (or at once when nothing waits for this charge: a repeat, a late return).
+  setHandler(paymentUpdates.authenticationReturn, async ({ chargeId }: AuthenticationReturnInput): Promise<CommandResult> => {
+    if (state.authentication?.chargeId === chargeId) {
+      customerReturned = chargeId;
+      await condition(() => state.authentication?.chargeId !== chargeId);
+    }
+    return { status: state.status, outcome: outcomeOf(state.status) };
+  });
+
+  /**
+   * A confirm answers when its walk ends, or as soon as the payment waits for the customer (the walk goes
+   * on, under the lock, when the customer is done).
+   */
+  async function untilCustomerOrEnd(walking: Promise<CommandResult>): Promise<CommandResult> {
+    const waiting = condition(() => state.status === 'REQUIRES_ACTION' && state.authentication !== undefined)
+      .then((): CommandResult => ({ status: state.status, outcome: 'requires_action' }));
+    return Promise.race([walking, waiting]);
+  }
 
   /** One confirm (under the lock), from the `confirm` update or a `create` that carries one. */
   async function confirmWalk(args: ConfirmInput): Promise<CommandResult> {
@@ -208,6 +254,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   async function cancel(reason: string, context = input.context): Promise<void> {
+    abandonRequested = false;
     const chargeId = state.status === 'AUTHORIZED' ? approvedChargeId : undefined;
     const { eventIds, pending } = await providers.cancelPayment({ ...ref, chargeId, reason, context });
     if (pending && chargeId) {
@@ -236,6 +283,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       const plan = await localRecords.planRoute({
         ...ref, routingPlanId: mintId('rp'), paymentMethodId: confirm.paymentMethodId,
         installments: confirm.installments, routing: confirm.routing, context: confirm.context,
+        ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
       });
       state.routingPlanId = plan.routingPlanId;
       state.candidates = plan.candidates.map((c) => ({ providerConfigId: c.providerConfigId, providerId: c.providerId, methodId: c.methodId, estimatedFee: c.estimatedFee }));
@@ -247,20 +295,53 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
         setStatus('FAILED');
         return;
       }
+      let attemptNo = 0;
+      /** The charge whose successful authentication later candidates get (no second challenge). */
+      let authenticatedBy: string | undefined;
+      /** The next attempt is a step-up: the same candidate, with 3-D Secure asked for. */
+      let stepUp = false;
       for (let i = 0; i < plan.candidates.length; i++) {
         const candidate = plan.candidates[i];
         state.currentIndex = i;
         setStatus('PROCESSING', candidate.providerConfigId);
+        attemptNo += 1;
+        const threeDSecure = stepUp || authenticatedBy
+          ? { ...(stepUp ? { requested: true } : {}), ...(authenticatedBy ? { authenticatedBy } : {}) }
+          : undefined;
         const args: AttemptArgs = {
-          ...ref, chargeId: mintId('ch'), routingPlanId: plan.routingPlanId, attemptNo: i + 1, candidate,
+          ...ref, chargeId: mintId('ch'), routingPlanId: plan.routingPlanId, attemptNo, candidate,
           paymentMethodId: confirm.paymentMethodId, capture: input.autoCapture,
           lastCandidate: i === plan.candidates.length - 1, context: confirm.context,
+          ...(attemptNo !== i + 1 ? { candidateIndex: i } : {}),
+          ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
+          ...(threeDSecure ? { threeDSecure } : {}),
         };
         const attempt = { chargeId: args.chargeId, attemptNo: args.attemptNo, providerConfigId: candidate.providerConfigId, outcome: 'pending' as const };
         state.attempts.push(attempt);
+        stepUp = false;
         let result = await providers.authorizeCharge(args);
         if (result.outcome === 'unknown') result = await reconcile(args, attempt);
+        if (result.outcome === 'requires_action') {
+          setStatus(result.paymentStatus);
+          await publish(result.eventIds);
+          result = await awaitAuthentication(args);
+          if (result.outcome === 'unknown') result = await reconcile(args, attempt);
+        }
+        if (result.authenticated) authenticatedBy = args.chargeId;
         state.attempts[state.attempts.length - 1] = { ...attempt, outcome: result.outcome, declineCode: result.declineCode };
+        if (abandonRequested && result.outcome !== 'approved') {
+          // Canceled while the customer was authenticating: the cancel that asked takes it from here.
+          await publish(result.eventIds);
+          break;
+        }
+        // Step-up: the issuer wants the cardholder authenticated. The same candidate once more, with 3-D
+        // Secure asked for, instead of moving on (or failing); the activity kept the payment PROCESSING.
+        if (stepsUp(args, result)) {
+          stepUp = true;
+          await publish(result.eventIds);
+          i -= 1;
+          continue;
+        }
         if (result.outcome === 'approved') {
           approvedChargeId = args.chargeId;
           state.authorizedAmount = input.amount;
@@ -278,6 +359,38 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       state.lastError = { code: 'internal_error', message: String(err) };
       lastOutcome = 'failed';
       setStatus(state.status);
+    }
+  }
+
+  /**
+   * Waits, durably, for the customer to authenticate: the processor's notification or the customer's
+   * return completes the step; AUTHENTICATION_TIMEOUT fails the payment (`authentication_timeout`, a
+   * hard stop); a cancel ends the wait. Either way the charge is settled before the walk goes on.
+   */
+  async function awaitAuthentication(args: AttemptArgs): Promise<AttemptResult> {
+    const timeoutMs = input.authenticationTimeoutMs ?? DEFAULT_AUTHENTICATION_TIMEOUT_MS;
+    const since = Date.now();
+    state.authentication = { chargeId: args.chargeId, since };
+    describe();
+    try {
+      for (;;) {
+        const remaining = since + timeoutMs - Date.now();
+        const woken = remaining > 0 && await condition(
+          () => abandonRequested || customerReturned === args.chargeId || hasNotification('authorize', args.chargeId), remaining,
+        );
+        const notification = takeNotification('authorize', args.chargeId);
+        if (notification) return await providers.completeAuthentication({ ...args, notification });
+        if (!woken || abandonRequested) {
+          return await providers.abandonAuthentication({ ...args, reason: abandonRequested ? 'canceled' : 'authentication_timeout' });
+        }
+        customerReturned = undefined;
+        const result = await providers.completeAuthentication({ ...args, returned: true });
+        if (result.outcome !== 'requires_action') return result;
+      }
+    } finally {
+      state.authentication = undefined;
+      customerReturned = undefined;
+      describe();
     }
   }
 

@@ -1,7 +1,7 @@
 import { Fragment, type ComponentChildren } from 'preact';
 import type { Client } from '../api';
 import { Empty, ErrorState, Id, Link, Loading, Section, Status, Time, useResource } from '../components';
-import { duration, humanize, money, when } from '../format';
+import { duration, humanize, money, relative, when } from '../format';
 
 export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: string; onUnauthorized: () => void }) {
   const res = useResource(async () => {
@@ -38,6 +38,17 @@ export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: st
 
       {p.status === 'PROCESSING' ? (
         <div class="callout callout-amber">This payment is still processing. If it stays here, an attempt's outcome may be unknown and is being reconciled with the provider: open the workflow in the Temporal UI for its current state.</div>
+      ) : null}
+      {p.status === 'REQUIRES_ACTION' && p.next_action ? (
+        <div class="callout callout-amber" data-testid="next-action">
+          Waiting for the customer to authenticate (3-D Secure) since <Time value={p.next_action.since} /> — {relative(p.next_action.since)}.
+          The payment fails with <code>authentication_timeout</code> if the customer does not finish in time; it can be canceled meanwhile.
+        </div>
+      ) : null}
+      {p.pending_operation ? (
+        <div class="callout callout-amber" data-testid="pending-operation">
+          The processor received a {p.pending_operation.type} <Time value={p.pending_operation.requested_at} /> and confirms it by notification; the payment moves on then.
+        </div>
       ) : null}
       {p.last_error ? (
         <div class="callout callout-red">Last error: <strong>{p.last_error.decline_code ?? p.last_error.code}</strong>{p.last_error.message ? ` — ${p.last_error.message}` : ''}</div>

@@ -1,0 +1,99 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { findCharge, updateCharge } from '../../db/payments';
+import type { AbandonArgs, AttemptResult, AuthenticationArgs, PaymentActivities } from '../../workflows/payments/contract';
+import { withHeartbeat } from '../heartbeat';
+import { openProvider, type OpenProvider } from '../providers/open';
+import type { CompleteAuthenticationOutput, ProviderOutcome } from '../providers/types';
+import { notifiedAuthorization, withAutoCapture } from './attempts';
+import type { PaymentActivityDeps } from './deps';
+import { applyOutcome, recordedAttempt } from './outcomes';
+
+const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus' | 'eventIds'> = { outcome: 'requires_action', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
+
+/**
+ * The end of a customer authentication (3-D Secure, docs/authentication.md): the charge waiting in
+ * REQUIRES_ACTION is settled by the processor's notification, by asking the processor once the customer
+ * is back, or given up (timeout, cancel) with the charge voided at the processor.
+ */
+export function authenticationActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'completeAuthentication' | 'abandonAuthentication'> {
+  const { db, vault } = deps;
+
+  /** Asks the processor how the authentication ended (with the customer's return parameters, if any). */
+  async function askProcessor(args: AuthenticationArgs, provider: OpenProvider, returnParams: Record<string, string>): Promise<CompleteAuthenticationOutput | undefined> {
+    const charge = await findCharge(db, args.environment, args.chargeId);
+    if (!provider.adapter.completeAuthentication || !charge?.provider_reference) return undefined;
+    return withHeartbeat(provider.adapter.completeAuthentication({
+      credentials: provider.credentials, idempotencyKey: `${args.chargeId}:authenticate`, providerReference: charge.provider_reference, returnParams,
+    }));
+  }
+
+  /** Records how the authorization ended, with its auto-capture; the 3-D Secure result sealed for later candidates. */
+  async function record(args: AuthenticationArgs, provider: OpenProvider, ended: CompleteAuthenticationOutput, currency: string): Promise<AttemptResult> {
+    if (ended.authentication) {
+      await updateCharge(db, args.environment, args.chargeId, { authentication_sealed: vault.encryptJson(ended.authentication) });
+    }
+    const { exchanges, captured } = await withAutoCapture(args, ended, provider, currency);
+    const result = await applyOutcome(db, args, ended.outcome, exchanges, captured);
+    const charge = await findCharge(db, args.environment, args.chargeId);
+    return { ...result, ...(charge?.authentication_sealed ? { authenticated: true } : {}) };
+  }
+
+  return {
+    async completeAuthentication(args: AuthenticationArgs): Promise<AttemptResult> {
+      const { notification, returned, ...attempt } = args;
+      const env = attempt.environment;
+      const charge = await findCharge(db, env, attempt.chargeId);
+      if (!charge) throw new Error(`charge ${attempt.chargeId} is missing`);
+      // Settled already (the other path won, or this activity is retried after its commit): as recorded.
+      if (charge.status !== 'REQUIRES_ACTION') {
+        const recorded = await recordedAttempt(db, attempt);
+        return { ...recorded, ...(charge.authentication_sealed ? { authenticated: true } : {}) };
+      }
+      const provider = await openProvider(deps, env, attempt.candidate.providerConfigId);
+      if (notification) return record(attempt, provider, notifiedAuthorization(attempt, notification, provider), charge.currency);
+      // The customer is back: the return parameters (sealed by the API, read once here) complete the step.
+      const returnParams = returned && charge.return_params_sealed ? vault.decryptJson<Record<string, string>>(charge.return_params_sealed) : {};
+      const ended = await askProcessor(attempt, provider, returnParams);
+      if (!ended || ended.outcome.kind === 'requires_action') {
+        if (ended) await updateCharge(db, env, attempt.chargeId, { exchanges: [ended.exchange] });
+        return STILL_WAITING;
+      }
+      if (ended.outcome.kind === 'transport_error') {
+        throw ApplicationFailure.retryable(`authentication not confirmed: ${ended.outcome.error}`, 'authentication_pending');
+      }
+      return record(attempt, provider, ended, charge.currency);
+    },
+
+    /**
+     * Gives up a wait for the customer. The processor is asked first (the customer may have finished a
+     * moment ago: then that outcome stands); otherwise the charge is voided there, so a late completion
+     * of the challenge cannot authorize it, and recorded FAILED: `authentication_timeout` fails the
+     * payment (a hard stop); a cancel leaves the payment to the cancel that follows.
+     */
+    async abandonAuthentication(args: AbandonArgs): Promise<AttemptResult> {
+      const { reason, ...attempt } = args;
+      const env = attempt.environment;
+      const charge = await findCharge(db, env, attempt.chargeId);
+      if (!charge) throw new Error(`charge ${attempt.chargeId} is missing`);
+      if (charge.status !== 'REQUIRES_ACTION') return recordedAttempt(db, attempt);
+      const provider = await openProvider(deps, env, attempt.candidate.providerConfigId);
+      const ended = await askProcessor(attempt, provider, {});
+      if (ended && ended.outcome.kind !== 'requires_action' && ended.outcome.kind !== 'transport_error' && ended.outcome.kind !== 'unknown') {
+        return record(attempt, provider, ended, charge.currency);
+      }
+      const voided = charge.provider_reference
+        ? await withHeartbeat(provider.adapter.void({ credentials: provider.credentials, idempotencyKey: `${attempt.chargeId}:void`, providerReference: charge.provider_reference }))
+        : undefined;
+      if (voided && (voided.outcome.kind === 'transport_error' || voided.outcome.kind === 'unknown')) {
+        throw ApplicationFailure.retryable(`void of the abandoned authorization not confirmed: ${voided.outcome.error}`, 'void_pending');
+      }
+      const exchanges = [...(ended ? [ended.exchange] : []), ...(voided ? [voided.exchange] : [])];
+      if (reason === 'canceled') {
+        await updateCharge(db, env, attempt.chargeId, { status: 'FAILED', decline_code: 'canceled', exchanges });
+        return { outcome: 'hard_decline', declineCode: 'canceled', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
+      }
+      const timeout: ProviderOutcome = { kind: 'hard_decline', declineCode: 'authentication_timeout', message: 'The customer did not complete the authentication in time.' };
+      return applyOutcome(db, attempt, timeout, exchanges);
+    },
+  };
+}
