@@ -54,6 +54,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
   const server = createServer(createApp(deps).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The world reaches this API at its ephemeral port (processors' notifications, customers' returns).
+  if (!env.PUBLIC_URL) config.publicUrl = baseUrl;
   return {
     config,
     db,
