@@ -28,7 +28,7 @@ describe('the adyen decline table', () => {
     ['8', 'invalid_number', 'hard'],
     ['9', 'issuer_unavailable', 'soft'],
     ['10', 'card_not_supported', 'soft'],
-    ['11', 'authentication_required', 'soft'],
+    ['11', 'authentication_failed', 'hard'],
     ['12', 'insufficient_funds', 'hard'],
     ['14', 'fraudulent', 'hard'],
     ['15', 'processing_error', 'soft'],
@@ -236,7 +236,7 @@ describe('the adyen adapter against the double', () => {
     ['ERROR', 'soft_decline', 'processing_error', '4'],
     ['CANCELLED', 'soft_decline', 'processing_error', '15'],
     ['CHALLENGE_SHOPPER', 'soft_decline', 'authentication_required', 'ChallengeShopper'],
-    ['REDIRECT_SHOPPER', 'soft_decline', 'authentication_required', 'RedirectShopper'],
+    ['IDENTIFY_SHOPPER', 'soft_decline', 'authentication_required', 'IdentifyShopper'],
   ])('holder %s → %s %s (Adyen: %s)', async (holder, kind, code, adyenCode) => {
     const out = await authorize(key(), { holder });
     expect(out.outcome).toMatchObject({ kind, declineCode: code });
@@ -424,6 +424,12 @@ describe('adyen notifications (parseWebhook)', () => {
   it.each([
     ['AUTHORISATION refused', base({ success: 'false', reason: 'CVC Declined' }),
       { operation: 'authorize', chargeId: 'ch_01TEST', outcome: { kind: 'hard_decline', declineCode: 'incorrect_cvc' }, providerCode: '24' }],
+    ['AUTHORISATION refused, 3-D Secure failed (hard)', base({ success: 'false', reason: '3D Not Authenticated' }),
+      { operation: 'authorize', outcome: { kind: 'hard_decline', declineCode: 'authentication_failed', message: '3D Not Authenticated' }, providerCode: '11' }],
+    ['AUTHORISATION refused, its refusalReasonCode first', base({ success: 'false', reason: 'Something else', additionalData: { refusalReasonCode: '11' } }),
+      { operation: 'authorize', outcome: { kind: 'hard_decline', declineCode: 'authentication_failed' }, providerCode: '11' }],
+    ['AUTHORISATION refused, authentication required (soft)', base({ success: 'false', reason: 'Authentication required' }),
+      { operation: 'authorize', outcome: { kind: 'soft_decline', declineCode: 'authentication_required' }, providerCode: '38' }],
     ['AUTHORISATION refused, unknown reason', base({ success: 'false', reason: 'Something new' }),
       { operation: 'authorize', outcome: { kind: 'soft_decline', declineCode: 'card_declined' }, providerCode: 'Something new' }],
     ['CAPTURE', base({ eventCode: 'CAPTURE', merchantReference: 'ch_01TEST:capture', pspReference: 'CAP0000000000001', originalReference: 'QFQTPCQ8HXSKGK82', amount: { currency: 'EUR', value: 600 } }),

@@ -28,6 +28,7 @@ describe('the stripe decline table', () => {
     ['approve_with_id', 'try_again_later', 'soft'],
     ['reenter_transaction', 'try_again_later', 'soft'],
     ['authentication_required', 'authentication_required', 'soft'],
+    ['payment_intent_authentication_failure', 'authentication_failed', 'hard'],
     ['authentication_error', 'authentication_failed', 'soft'],
     ['resource_missing', 'charge_not_found', 'hard'],
     ['payment_intent_unexpected_state', 'invalid_state', 'hard'],
@@ -127,7 +128,7 @@ describe('the stripe adapter against the double', () => {
     ['4000000000009979', 'hard_decline', 'stolen_card', 'stolen_card'],
     ['4000000000000069', 'hard_decline', 'expired_card', 'expired_card'],
     ['4000000000000119', 'soft_decline', 'processing_error', 'processing_error'],
-    ['4000000000003220', 'soft_decline', 'authentication_required', undefined],
+    ['4000002500003155', 'soft_decline', 'authentication_required', 'authentication_required'],
   ])('card %s → %s %s (Stripe: %s)', async (number, kind, code, stripeCode) => {
     const out = await adapter().authorize({ credentials, idempotencyKey: key(), amount: 1000, currency: 'USD', installments: 1, card: card(number), capture: true });
     expect(out.outcome).toMatchObject({ kind, declineCode: code });

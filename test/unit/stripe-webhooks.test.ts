@@ -97,6 +97,9 @@ describe('parseWebhook: what each event reports', () => {
       { operation: 'capture', chargeId: 'ch_sb_1', outcome: approved({ capturedAmount: 1200 }) as never }],
     ['a hard decline (decline_code first)', 'payment_intent.payment_failed', declined('card_declined', 'insufficient_funds'),
       { operation: 'authorize', chargeId: 'ch_sb_1', outcome: { kind: 'hard_decline', declineCode: 'insufficient_funds', message: 'Your card was declined.' }, providerCode: 'insufficient_funds' }],
+    ['a failed 3-D Secure challenge (hard)', 'payment_intent.payment_failed',
+      intent({ status: 'requires_payment_method', last_payment_error: { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', message: 'The provided PaymentMethod has failed authentication.' } }),
+      { operation: 'authorize', outcome: { kind: 'hard_decline', declineCode: 'authentication_failed', message: 'The provided PaymentMethod has failed authentication.' }, providerCode: 'payment_intent_authentication_failure' }],
     ['a soft decline', 'payment_intent.payment_failed', declined('processing_error'),
       { operation: 'authorize', outcome: { kind: 'soft_decline', declineCode: 'processing_error', message: 'Your card was declined.' }, providerCode: 'processing_error' }],
     ['a void', 'payment_intent.canceled', intent({ status: 'canceled' }),
@@ -117,7 +120,7 @@ describe('parseWebhook: what each event reports', () => {
 
   const quiet: [string, string, Record<string, unknown>, Partial<ProcessorEvent>][] = [
     ['an intent created', 'payment_intent.created', intent({ status: 'requires_confirmation' }), { chargeId: 'ch_sb_1', providerReference: 'pi_1' }],
-    ['3-D Secure asked for (later)', 'payment_intent.requires_action', intent({ status: 'requires_action' }), { chargeId: 'ch_sb_1', providerReference: 'pi_1' }],
+    ['3-D Secure asked for (its end comes later)', 'payment_intent.requires_action', intent({ status: 'requires_action' }), { chargeId: 'ch_sb_1', providerReference: 'pi_1' }],
     ['an intent processing', 'payment_intent.processing', intent({ status: 'processing' }), { chargeId: 'ch_sb_1', providerReference: 'pi_1' }],
     ['an event whose intent is elsewhere by now', 'payment_intent.amount_capturable_updated', intent({ status: 'succeeded', amount_received: 2000 }), { chargeId: 'ch_sb_1', providerReference: 'pi_1' }],
     ['a refund pending', 'refund.created', refund({ status: 'pending' }), { refundId: 're_sb_1', providerReference: 'pi_1' }],

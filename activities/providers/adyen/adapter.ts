@@ -12,11 +12,11 @@ import {
 import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import type {
-  AuthorizeInput, CaptureInput, GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderExchange,
-  ProviderOperation, ProviderOutcome, RefundInput, VoidInput,
+  AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
+  ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
 import { adyenError, adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
-import { parseAdyenWebhook, withoutCardData } from './notifications';
+import { authenticationOf, parseAdyenWebhook, withoutCardData } from './notifications';
 
 export interface AdyenAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port): where requests go instead of Adyen's endpoint. */
@@ -26,7 +26,7 @@ export interface AdyenAdapterOptions {
    * the live one under the credentials' `live_url_prefix`. Default sandbox (a test endpoint moves no money).
    */
   environment?: 'sandbox' | 'production';
-  /** The `returnUrl` every /payments request must carry (used only after a redirect, which is not done yet). */
+  /** The `returnUrl` of a /payments request whose authorize gives none (Adyen requires one on every request). */
   returnUrl?: string;
   /** Bounds the whole call (PROVIDER_TIMEOUT_MS); past it the outcome is `unknown`. */
   timeoutMs?: number;
@@ -34,12 +34,26 @@ export interface AdyenAdapterOptions {
   connectTimeoutMs?: number;
 }
 
+/**
+ * What completeAuthentication reads beyond the contract's input, when the engine gives it: the authorize's
+ * amount and capture (Adyen's /payments/details answer carries neither, and an authorization asked to
+ * capture at once is captured by Adyen itself), and the challenge page the authorize answered (for an
+ * answer that the customer is not done yet, since /payments/details does not repeat it).
+ */
+export interface AdyenCompleteAuthenticationInput extends CompleteAuthenticationInput {
+  amount?: number;
+  capture?: boolean;
+  redirectUrl?: string;
+}
+
 /** The adyen adapter. */
-export type AdyenAdapter = ProviderAdapter;
+export interface AdyenAdapter extends ProviderAdapter {
+  completeAuthentication(input: AdyenCompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
+}
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
-/** Until the API's PUBLIC_URL reaches the adapter: Adyen requires a returnUrl even where no redirect happens. */
+/** For an authorize without a returnUrl (direct adapter use): Adyen requires one even where no redirect happens. */
 export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 
 // Errors raised before the request could reach Adyen: safe to try another provider. Anything else after
@@ -47,9 +61,7 @@ export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 type HttpClient = NonNullable<ConstructorParameters<typeof Client>[1]>;
-type PaymentResponse = Types.checkout.PaymentResponse;
 type ModificationResponse = Types.checkout.PaymentCaptureResponse | Types.checkout.PaymentCancelResponse | Types.checkout.PaymentRefundResponse;
-const ResultCode = Types.checkout.PaymentResponse.ResultCodeEnum;
 
 /** What went over the wire in one call, as our HTTP client saw it. */
 interface Wire {
@@ -72,7 +84,7 @@ type Reply<T> =
 
 export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdapter {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const returnUrl = options.returnUrl ?? DEFAULT_RETURN_URL;
+  const defaultReturnUrl = options.returnUrl ?? DEFAULT_RETURN_URL;
   const live = options.environment === 'production';
   const agent = new Agent({
     connect: { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
@@ -194,20 +206,23 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     authorize(input: AuthorizeInput) {
       const { card } = input;
       const amount = { value: input.amount, currency: input.currency.toUpperCase() };
+      const returnUrl = input.returnUrl ?? defaultReturnUrl;
       // Capture at once: Adyen captures by itself (captureDelayHours 0). Otherwise the payment waits for
       // our capture, whatever the merchant account's default capture delay.
       const capture = input.capture ? { captureDelayHours: 0 } : { additionalData: { manualCapture: 'true' } };
+      const threeDS = threeDSecureFields(input.threeDSecure);
       return operate(input.credentials, {
         operation: 'authorize',
         idempotencyKey: input.idempotencyKey,
         path: `/${ADYEN_CHECKOUT_VERSION}/payments`,
-        summary: { amount, reference: input.idempotencyKey, returnUrl, ...capture, paymentMethod: { type: 'scheme', last4: card.number.slice(-4) } },
+        summary: { amount, reference: input.idempotencyKey, returnUrl, ...capture, ...threeDS.summary, paymentMethod: { type: 'scheme', last4: card.number.slice(-4) } },
         send: (checkout, merchantAccount) => checkout.PaymentsApi.payments({
           amount,
           reference: input.idempotencyKey,
           merchantAccount,
           returnUrl,
           ...capture,
+          ...threeDS.fields,
           paymentMethod: {
             type: Types.checkout.CardDetails.TypeEnum.Scheme,
             number: card.number,
@@ -217,7 +232,40 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
             ...(card.holder_name ? { holderName: card.holder_name } : {}),
           },
         }, { idempotencyKey: input.idempotencyKey }),
-      }, (response) => paymentOutcome(response, input.amount, input.capture === true));
+      }, (response) => paymentOutcome(response, { amount: input.amount, captured: input.capture === true, reference: input.idempotencyKey }));
+    },
+
+    /**
+     * The shopper is back from the challenge with Adyen's `redirectResult`: /payments/details tells how
+     * the payment ended, and its additionalData the 3-D Secure result to pass on. Without a redirectResult
+     * nothing is asked (an answer would be stored under the key for good): the payment still waits.
+     */
+    async completeAuthentication(input: AdyenCompleteAuthenticationInput): Promise<CompleteAuthenticationOutput> {
+      const redirectResult = input.returnParams.redirectResult;
+      const waiting: ProviderOutcome = { kind: 'requires_action', providerReference: input.providerReference, redirectUrl: input.redirectUrl ?? '' };
+      if (!redirectResult) {
+        const error = 'no redirectResult among the return parameters: the shopper has not come back from the challenge';
+        const exchange: Omit<ProviderExchange, 'outcome'> = {
+          operation: 'authenticate', idempotency_key: input.idempotencyKey, request: { method: 'NONE', path: '' }, error, started_at: new Date().toISOString(), duration_ms: 0,
+        };
+        return { outcome: waiting, exchange: record(exchange, waiting) };
+      }
+      const reply = await send(input.credentials, {
+        operation: 'authenticate',
+        idempotencyKey: input.idempotencyKey,
+        path: `/${ADYEN_CHECKOUT_VERSION}/payments/details`,
+        // The redirectResult stands for the payment's result: named, not stored.
+        summary: { details: { redirectResult: '[given]' } },
+        send: (checkout) => checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: input.idempotencyKey }),
+      });
+      if (reply.kind === 'error') return { outcome: reply.outcome, exchange: record(reply.exchange, reply.outcome, reply.providerCode) };
+      const response = reply.value;
+      // Not done yet (a redirectResult from before the challenge ended): a details answer repeats no action.
+      const { outcome, providerCode } = String(response.resultCode) === 'RedirectShopper' && !response.action
+        ? { outcome: waiting, providerCode: 'RedirectShopper' }
+        : paymentOutcome(response, { amount: input.amount, captured: input.capture === true, reference: input.providerReference });
+      const authentication = authenticationOf(response.additionalData);
+      return { outcome, exchange: record(reply.exchange, outcome, providerCode), ...(authentication ? { authentication } : {}) };
     },
 
     capture(input: CaptureInput) {
@@ -259,41 +307,100 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
 // ---------------------------------------------------------------------------------------------------
 // Normalizing Adyen's answers
 
-/** A /payments answer by its resultCode. */
-export function paymentOutcome(response: PaymentResponse, amount: number, captured: boolean): { outcome: ProviderOutcome; providerCode?: string } {
+/** What paymentOutcome reads of a /payments or /payments/details answer. */
+export interface PaymentAnswer {
+  resultCode?: string;
+  pspReference?: string;
+  amount?: { value: number } | null;
+  refusalReason?: string;
+  refusalReasonCode?: string;
+  action?: unknown;
+}
+
+/**
+ * A /payments or /payments/details answer by its resultCode. `amount`: what was asked for, when the
+ * answer does not say (a details answer carries no amount); `captured`: the authorize asked to capture at
+ * once (captureDelayHours 0: Adyen captures by itself); `reference`: the charge's reference at Adyen when
+ * the answer has no pspReference.
+ */
+export function paymentOutcome(
+  response: PaymentAnswer, { amount, captured, reference }: { amount?: number; captured: boolean; reference: string },
+): { outcome: ProviderOutcome; providerCode?: string } {
   const providerCode = response.refusalReasonCode ?? (response.refusalReason ? adyenRefusalCodeOf(response.refusalReason) : undefined);
   const message = response.refusalReason;
+  const settledLater = `the AUTHORISATION notification settles it`;
   switch (response.resultCode) {
-    case ResultCode.Authorised: {
-      if (!response.pspReference) return { outcome: { kind: 'unknown', error: 'Authorised without a pspReference' } };
+    case 'Authorised': {
       const authorized = response.amount?.value ?? amount;
+      if (!response.pspReference) return { outcome: { kind: 'unknown', error: 'Authorised without a pspReference' } };
+      if (authorized === undefined) return { outcome: { kind: 'unknown', error: `Authorised (pspReference ${response.pspReference}) without an amount; ${settledLater}` } };
       return {
         outcome: { kind: 'approved', providerReference: response.pspReference, authorizedAmount: authorized, capturedAmount: captured ? authorized : 0, refundedAmount: 0 },
       };
     }
-    case ResultCode.Refused: {
+    case 'Refused': {
       const decline = adyenRefusal(providerCode ?? '');
       return { outcome: { kind: decline.decision === 'hard' ? 'hard_decline' : 'soft_decline', declineCode: decline.code, ...(message ? { message } : {}) }, providerCode };
     }
     // Adyen failed it or it was cancelled before processing: nothing was authorized; another provider may say yes.
-    case ResultCode.Error:
-    case ResultCode.Cancelled:
+    case 'Error':
+    case 'Cancelled':
       return {
         outcome: { kind: 'soft_decline', declineCode: providerCode ? adyenRefusal(providerCode).code : 'processing_error', message: message ?? `Adyen answered ${response.resultCode}` },
         providerCode: providerCode ?? response.resultCode,
       };
-    // 3-D Secure is not done yet (a later issue): the payment waits for the shopper, so it is a soft decline.
-    case ResultCode.RedirectShopper:
-    case ResultCode.IdentifyShopper:
-    case ResultCode.ChallengeShopper:
+    case 'RedirectShopper': {
+      // 3-D Secure by redirect: the shopper's browser goes to the issuer's page (a GET) and comes back to
+      // our returnUrl with a redirectResult. A POST redirect needs a page of ours that posts Adyen's data
+      // from the browser: not done, so another provider may be tried.
+      const redirect = redirectOf(response.action);
+      if (redirect?.method === 'GET') {
+        return { outcome: { kind: 'requires_action', providerReference: response.pspReference ?? reference, redirectUrl: redirect.url }, providerCode: response.resultCode };
+      }
       return {
-        outcome: { kind: 'soft_decline', declineCode: 'authentication_required', message: 'The card requires authentication (3-D Secure), which is not supported yet.' },
+        outcome: { kind: 'soft_decline', declineCode: 'authentication_required', message: `The card requires authentication (3-D Secure) by a ${redirect ? `${redirect.method} redirect` : 'redirect without a URL'}, which is not supported.` },
+        providerCode: response.resultCode,
+      };
+    }
+    // Native 3-D Secure 2 (a threeDS2 action) runs in Adyen's web components in the shopper's browser,
+    // which Switchboard does not serve: another provider may not ask.
+    case 'IdentifyShopper':
+    case 'ChallengeShopper':
+      return {
+        outcome: { kind: 'soft_decline', declineCode: 'authentication_required', message: 'The card requires native 3-D Secure 2 authentication, which needs Adyen\'s components in the shopper\'s browser.' },
         providerCode: response.resultCode,
       };
     // Received, Pending (and anything new): money may move; the AUTHORISATION notification says how it ended.
     default:
-      return { outcome: { kind: 'unknown', error: `Adyen answered ${response.resultCode ?? 'no resultCode'} (pspReference ${response.pspReference ?? 'none'}); the AUTHORISATION notification settles it` } };
+      return { outcome: { kind: 'unknown', error: `Adyen answered ${response.resultCode ?? 'no resultCode'} (pspReference ${response.pspReference ?? 'none'}); ${settledLater}` } };
   }
+}
+
+/** A redirect action's URL and method (GET when Adyen names none). */
+function redirectOf(action: unknown): { url: string; method: string } | undefined {
+  if (!isObject(action) || action.type !== 'redirect' || typeof action.url !== 'string') return undefined;
+  return { url: action.url, method: typeof action.method === 'string' ? action.method.toUpperCase() : 'GET' };
+}
+
+/**
+ * 3-D Secure on a /payments request: a previous authentication as mpiData (Adyen authorizes with it,
+ * no challenge), or a challenge asked for (authenticationData.attemptAuthentication `always`, the step-up).
+ * The summary never shows the CAVV.
+ */
+function threeDSecureFields(threeDSecure: ThreeDSecureRequest | undefined): { fields: Partial<Types.checkout.PaymentRequest>; summary: Record<string, unknown> } {
+  const external = threeDSecure?.external;
+  if (external) {
+    const shown = {
+      eci: external.eci, dsTransID: external.dsTransactionId, threeDSVersion: external.version,
+      authenticationResponse: Types.checkout.ThreeDSecureData.AuthenticationResponseEnum.Y, directoryResponse: Types.checkout.ThreeDSecureData.DirectoryResponseEnum.Y,
+    };
+    return { fields: { mpiData: { ...shown, cavv: external.cavv } }, summary: { mpiData: shown } };
+  }
+  if (threeDSecure?.requested) {
+    const authenticationData = { attemptAuthentication: Types.checkout.AuthenticationData.AttemptAuthenticationEnum.Always };
+    return { fields: { authenticationData }, summary: { authenticationData } };
+  }
+  return { fields: {}, summary: {} };
 }
 
 /** A modification answer: `received` → pending, its own pspReference the operation's; the notification says how it ended. */

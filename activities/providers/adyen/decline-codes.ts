@@ -95,6 +95,8 @@ export const ADYEN_REFUSAL_CODES: Readonly<Record<string, AdyenDecline>> = {
   31: hard('fraudulent'),
   // The scheme's limit on retrying a declined card: another provider's attempt is a retry too.
   46: hard('card_declined'),
+  // 3D Not Authenticated: the cardholder failed (or abandoned) the issuer's challenge, which every provider reaches.
+  11: hard('authentication_failed'),
 
   // The acquirer, the network or the issuer, right now: another provider may get through.
   4: soft('processing_error'),
@@ -107,8 +109,8 @@ export const ADYEN_REFUSAL_CODES: Readonly<Record<string, AdyenDecline>> = {
   44: soft('processing_error'),
   // This merchant account or acquirer does not take it: another provider may.
   10: soft('card_not_supported'),
-  // Strong customer authentication (3-D Secure, a PIN) is not done yet: try the next provider.
-  11: soft('authentication_required'),
+  // Strong customer authentication (3-D Secure, a PIN) is not done yet: try the next provider (or ask
+  // for a challenge).
   33: soft('authentication_required'),
   36: soft('authentication_required'),
   38: soft('authentication_required'),

@@ -7,7 +7,9 @@ import { hmacValidator, Types } from '@adyen/api-library';
 import type { AdyenCredentials } from '../../../lib/providers/adyen';
 import { redactSecrets } from '../exchange';
 import { isObject } from '../wire';
-import type { Approved, HardDecline, NotifiedOperation, ProcessorEvent, SoftDecline, WebhookRequest, WebhookVerdict } from '../types';
+import type {
+  Approved, ExternalAuthentication, HardDecline, NotifiedOperation, ProcessorEvent, SoftDecline, WebhookRequest, WebhookVerdict,
+} from '../types';
 import { adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
 
 /** What Adyen expects back for a batch it may stop sending. */
@@ -16,8 +18,11 @@ export const ADYEN_WEBHOOK_REPLY = { status: 200, body: '[accepted]', contentTyp
 /** The suffixes the adapter puts after the charge id in a modification's `reference` (our idempotency keys). */
 const REFERENCE_SUFFIXES = [':capture', ':void'];
 
-/** additionalData kept out of a stored event: the signature, and card or account data beyond cardSummary (the last 4). */
-const DROPPED_DATA = /^(?:hmacSignature|expiryDate|cardBin|issuerBin|cardHolderName|untokenisedCardSummary|iban|bankAccountNumber|ownerName)$|\.(?:bin|expiryDate|iban|ownerName)$/i;
+/**
+ * additionalData kept out of a stored event or exchange: the signature, card or account data beyond
+ * cardSummary (the last 4), and the 3-D Secure authentication value (the CAVV: a one-time cryptogram).
+ */
+const DROPPED_DATA = /^(?:hmacSignature|expiryDate|cardBin|issuerBin|cardHolderName|untokenisedCardSummary|iban|bankAccountNumber|ownerName|cavv)$|\.(?:bin|expiryDate|iban|ownerName|authenticationValue)$/i;
 
 /** One NotificationRequestItem as received (JSON: `success` is the string "true" or "false"). */
 interface NotificationItem {
@@ -89,7 +94,9 @@ function notice(item: NotificationItem): Notice {
   });
   switch (item.eventCode) {
     case 'AUTHORISATION': {
-      const about: Notice = { chargeId: item.merchantReference, providerReference: item.pspReference };
+      // After a challenge, the 3-D Secure result when the webhook's settings include it (for a later candidate).
+      const authentication = authenticationOf(item.additionalData);
+      const about: Notice = { chargeId: item.merchantReference, providerReference: item.pspReference, ...(authentication ? { authentication } : {}) };
       // Captured at once or not, an authorization reports nothing captured: Adyen's CAPTURE follows.
       if (success) return { ...about, operation: 'authorize', outcome: approved(item.pspReference, amount, 0, 0) };
       const providerCode = item.additionalData?.refusalReasonCode ?? adyenRefusalCodeOf(item.reason ?? '');
@@ -129,6 +136,16 @@ function notice(item: NotificationItem): Notice {
   }
 }
 
+/**
+ * The 3-D Secure result an answer's or a notification's additionalData carries (cavv, eci, threeDSVersion,
+ * dsTransID), when it has all of it: what another processor needs to authorize without a second challenge.
+ */
+export function authenticationOf(additionalData: Record<string, string | undefined> | undefined): ExternalAuthentication | undefined {
+  const { cavv, eci, threeDSVersion, dsTransID } = additionalData ?? {};
+  if (!cavv || !eci || !threeDSVersion || !dsTransID) return undefined;
+  return { version: threeDSVersion, eci, cavv, dsTransactionId: dsTransID };
+}
+
 function approved(providerReference: string, authorizedAmount: number, capturedAmount: number, refundedAmount: number): Approved {
   return { kind: 'approved', providerReference, authorizedAmount, capturedAmount, refundedAmount };
 }
@@ -143,12 +160,23 @@ function chargeOf(merchantReference: string): string {
   return suffix ? merchantReference.slice(0, -suffix.length) : merchantReference;
 }
 
-/** An answer or item without its additionalData's signature and card data (cardSummary, the last 4, stays). */
+/**
+ * An answer or item without its additionalData's signature, card data (cardSummary, the last 4, stays) and
+ * CAVV, nor a threeDS2Result's authenticationValue.
+ */
 export function withoutCardData(value: unknown): unknown {
-  if (!isObject(value) || !isObject(value.additionalData)) return value;
-  const { additionalData, ...rest } = value;
-  const kept = Object.entries(additionalData).filter(([name]) => !DROPPED_DATA.test(name));
-  return { ...rest, ...(kept.length ? { additionalData: Object.fromEntries(kept) } : {}) };
+  if (!isObject(value)) return value;
+  const stored = { ...value };
+  if (isObject(value.additionalData)) {
+    const kept = Object.entries(value.additionalData).filter(([name]) => !DROPPED_DATA.test(name));
+    if (kept.length) stored.additionalData = Object.fromEntries(kept);
+    else delete stored.additionalData;
+  }
+  if (isObject(value.threeDS2Result)) {
+    const { authenticationValue: _cavv, ...result } = value.threeDS2Result;
+    stored.threeDS2Result = result;
+  }
+  return stored;
 }
 
 /** The item as stored: no signature, no card data but cardSummary, no expiry in an authorization's reason. */

@@ -6,11 +6,11 @@ import Stripe from 'stripe';
 import { STRIPE_CATALOGUE, stripeApiBaseParts, type StripeCredentials } from '../../../lib/providers/stripe';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import type {
-  AuthorizeInput, CaptureInput, GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderExchange,
-  ProviderOperation, ProviderOutcome, RefundInput, VoidInput,
+  AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
+  ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
 import { parseStripeWebhook } from './notifications';
-import { CHARGE_ID_METADATA, errorOutcome, intentOutcome, REFUND_ID_METADATA, refundOutcome } from './outcomes';
+import { authenticatedOutcome, CHARGE_ID_METADATA, errorOutcome, intentCode, intentOutcome, REFUND_ID_METADATA, refundOutcome } from './outcomes';
 
 export interface StripeAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port); default Stripe's API. */
@@ -24,6 +24,11 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export const SEARCH_SETTLE_MS = 120_000;
 /** Pinned, so the shapes we read do not move under us. */
 export const STRIPE_API_VERSION = '2025-02-24.acacia';
+/**
+ * Where the customer would come back to when the authorize has no returnUrl (direct adapter use): Stripe
+ * answers a challenge with a redirect_to_url only when it has a return_url.
+ */
+export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 
 // Errors raised before the request could reach Stripe: safe to try another provider. Anything else after
 // sending (timeouts, resets) leaves the outcome unknown.
@@ -91,10 +96,14 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     }
   }
 
-  async function operate<T>(credentials: Record<string, unknown>, call: Call<T>, read: (value: T) => ProviderOutcome): Promise<OperationOutput> {
+  /** One call, its answer read as an outcome; `code` tells Stripe's own code behind an outcome read from a 2xx answer. */
+  async function operate<T>(
+    credentials: Record<string, unknown>, call: Call<T>, read: (value: T) => ProviderOutcome, code?: (value: T) => string | undefined,
+  ): Promise<OperationOutput> {
     const reply = await send(credentials, call);
     const outcome = reply.kind === 'ok' ? read(reply.value) : reply.outcome;
-    return { outcome, exchange: record(reply.exchange, outcome, reply.kind === 'error' ? providerCodeOf(reply.exchange) : undefined) };
+    const providerCode = reply.kind === 'error' ? providerCodeOf(reply.exchange) : outcome.kind.endsWith('_decline') ? code?.(reply.value) : undefined;
+    return { outcome, exchange: record(reply.exchange, outcome, providerCode) };
   }
 
   /**
@@ -123,17 +132,24 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     authorize(input: AuthorizeInput) {
       const { card } = input;
       const captureMethod = input.capture ? 'automatic' : 'manual';
+      const returnUrl = input.returnUrl ?? DEFAULT_RETURN_URL;
+      const threeDS = threeDSecureParams(input.threeDSecure);
       return operate(input.credentials, {
         operation: 'authorize',
         idempotencyKey: input.idempotencyKey,
         method: 'POST',
         path: '/v1/payment_intents',
-        summary: { amount: input.amount, currency: input.currency.toLowerCase(), capture_method: captureMethod, confirm: true, card: { last4: card.number.slice(-4) } },
+        summary: {
+          amount: input.amount, currency: input.currency.toLowerCase(), capture_method: captureMethod, confirm: true, return_url: returnUrl,
+          ...threeDS.summary, card: { last4: card.number.slice(-4) },
+        },
         send: (stripe) => stripe.paymentIntents.create({
           amount: input.amount,
           currency: input.currency.toLowerCase(),
           confirm: true,
           capture_method: captureMethod,
+          return_url: returnUrl,
+          ...threeDS.params,
           payment_method_types: ['card'],
           payment_method_data: {
             type: 'card',
@@ -145,6 +161,21 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
           metadata: { ...(input.metadata ?? {}), [CHARGE_ID_METADATA]: input.idempotencyKey },
         }, { idempotencyKey: input.idempotencyKey }),
       }, intentOutcome);
+    },
+
+    /**
+     * The customer is back from Stripe's challenge (redirect_to_url): the intent says how it ended. Stripe
+     * shows no cryptogram, so there is no `authentication` to pass on to another provider.
+     */
+    completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput> {
+      const reference = input.providerReference;
+      return operate(input.credentials, {
+        operation: 'authenticate',
+        idempotencyKey: input.idempotencyKey,
+        method: 'GET',
+        path: `/v1/payment_intents/${reference}`,
+        send: (stripe) => stripe.paymentIntents.retrieve(reference, { expand: ['latest_charge'] }),
+      }, authenticatedOutcome, intentCode);
     },
 
     async capture(input: CaptureInput) {
@@ -214,9 +245,36 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
       const intent = reply.value.data[0];
       if (!intent) return { lookup: 'not_found', exchange: { ...reply.exchange, outcome: 'not_found' } };
       const outcome = intentOutcome(intent);
-      return { lookup: 'found', operation: 'authorize', outcome, exchange: record(reply.exchange, outcome, intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code) };
+      return { lookup: 'found', operation: 'authorize', outcome, exchange: record(reply.exchange, outcome, intentCode(intent)) };
     },
   };
+}
+
+/**
+ * 3-D Secure on a create: a previous authentication imported as payment_method_options.card.three_d_secure
+ * (with error_on_requires_action, so Stripe fails the payment rather than challenge a second time), or a
+ * challenge asked for (request_three_d_secure `any`, the step-up). The summary never shows the cryptogram.
+ */
+function threeDSecureParams(threeDSecure: ThreeDSecureRequest | undefined): { params: Partial<Stripe.PaymentIntentCreateParams>; summary: Record<string, unknown> } {
+  const external = threeDSecure?.external;
+  if (external) {
+    const imported = {
+      cryptogram: external.cavv,
+      electronic_commerce_indicator: external.eci as Stripe.PaymentIntentCreateParams.PaymentMethodOptions.Card.ThreeDSecure.ElectronicCommerceIndicator,
+      transaction_id: external.dsTransactionId,
+      version: external.version as Stripe.PaymentIntentCreateParams.PaymentMethodOptions.Card.ThreeDSecure.Version,
+    };
+    const { cryptogram: _secret, ...shown } = imported;
+    return {
+      params: { payment_method_options: { card: { three_d_secure: imported } }, error_on_requires_action: true },
+      summary: { payment_method_options: { card: { three_d_secure: shown } }, error_on_requires_action: true },
+    };
+  }
+  if (threeDSecure?.requested) {
+    const options = { card: { request_three_d_secure: 'any' as const } };
+    return { params: { payment_method_options: options }, summary: { payment_method_options: options } };
+  }
+  return { params: {}, summary: {} };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ export const STRIPE_DECLINE_CODES: Readonly<Record<string, StripeDecline>> = {
   // sandbox's table.
   insufficient_funds: hard('insufficient_funds'),
   card_decline_rate_limit_exceeded: hard('card_declined'),
+  // The cardholder failed (or abandoned) the issuer's challenge: every provider reaches the same issuer.
+  payment_intent_authentication_failure: hard('authentication_failed'),
 
   // The acquirer, the network or the issuer, right now: another provider may get through.
   processing_error: soft('processing_error'),
@@ -68,7 +70,7 @@ export const STRIPE_DECLINE_CODES: Readonly<Record<string, StripeDecline>> = {
   card_not_supported: soft('card_not_supported'),
   currency_not_supported: soft('currency_not_supported'),
   testmode_decline: soft('card_declined'),
-  // 3-D Secure is not done yet: the intent waits for the customer, so try the next provider.
+  // The issuer wants 3-D Secure before it decides: another provider (or a retry asking for a challenge) may get through.
   authentication_required: soft('authentication_required'),
   // This config's credentials or our request: another config may work.
   api_key_expired: soft('authentication_failed'),

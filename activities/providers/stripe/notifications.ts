@@ -58,6 +58,9 @@ function notice(event: Stripe.Event): Notice {
       return declinedNotice(event.data.object);
     case 'payment_intent.canceled':
       return approvedNotice(event.data.object, 'void', 'canceled');
+    // requires_action reports nothing: the authorize's answer already carried the challenge, and its end
+    // comes as amount_capturable_updated, succeeded or payment_failed (payment_intent_authentication_failure
+    // when the cardholder failed it).
     case 'payment_intent.created':
     case 'payment_intent.requires_action':
     case 'payment_intent.processing':

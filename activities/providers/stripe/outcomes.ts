@@ -23,8 +23,15 @@ export function intentOutcome(intent: Stripe.PaymentIntent): ProviderOutcome {
     case 'requires_capture': return approved(0);
     // Voided: the authorization stands released; what was authorized is still what it was.
     case 'canceled': return approved(intent.amount_received);
-    // 3-D Secure is not done yet (a later issue): the intent waits for the customer, so it is a soft decline.
-    case 'requires_action': return { kind: 'soft_decline', declineCode: 'authentication_required', message: 'The card requires authentication (3-D Secure), which is not supported yet.' };
+    case 'requires_action': {
+      // The issuer wants a challenge. Stripe hands it to us as a page to send the customer to
+      // (redirect_to_url, since we give a return_url); `use_stripe_sdk` and other next actions need
+      // Stripe.js in the customer's browser, which Switchboard does not serve: another provider may not ask.
+      const next = intent.next_action;
+      const url = next?.type === 'redirect_to_url' ? next.redirect_to_url?.url : undefined;
+      if (url) return { kind: 'requires_action', providerReference: intent.id, redirectUrl: url };
+      return { kind: 'soft_decline', declineCode: 'authentication_required', message: `The card requires authentication (3-D Secure) through ${next?.type ?? 'an action'}, which needs Stripe.js in the customer's browser.` };
+    }
     case 'requires_payment_method': {
       const error = intent.last_payment_error;
       if (!error) return { kind: 'soft_decline', declineCode: 'card_declined', message: 'The payment intent needs another payment method.' };
@@ -33,6 +40,21 @@ export function intentOutcome(intent: Stripe.PaymentIntent): ProviderOutcome {
     // `processing` (and anything new): money may move; reconcile rather than guess.
     default: return { kind: 'unknown', error: `payment intent is ${intent.status}` };
   }
+}
+
+/**
+ * An intent read once the customer is back from the challenge: as any intent (requires_payment_method
+ * with payment_intent_authentication_failure → the hard authentication_failed by the table), except that
+ * a canceled one never got authorized.
+ */
+export function authenticatedOutcome(intent: Stripe.PaymentIntent): ProviderOutcome {
+  if (intent.status === 'canceled') return { kind: 'hard_decline', declineCode: 'invalid_state', message: 'The payment intent was canceled before its authentication ended.' };
+  return intentOutcome(intent);
+}
+
+/** Stripe's own code behind an intent's decline: last_payment_error's decline_code, else its code. */
+export function intentCode(intent: Stripe.PaymentIntent): string | undefined {
+  return intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code;
 }
 
 /**

@@ -10,6 +10,13 @@
 // (additionalData.manualCapture "true") or a later capture (captureDelayHours > 0). Captures, cancels and
 // refunds answer `received`; their outcome comes by notification (CAPTURE, CANCELLATION, REFUND).
 //
+// 3-D Secure (https://docs.adyen.com/online-payments/3d-secure/redirect-3ds2): the holder name
+// REDIRECT_SHOPPER and the test cards of ../three-d-secure answer RedirectShopper with a GET redirect to
+// the double's challenge page (`/__double/3ds/<pspReference>`), whose POST authorises or refuses the
+// payment (AUTHORISATION notification) and sends the browser to the returnUrl with a redirectResult;
+// /payments/details with that redirectResult answers how it ended. mpiData a double issued skips the
+// challenge; authenticationData.attemptAuthentication `always` asks for one.
+//
 // Notifications: setWebhook({ url, hmacKey }); each is POSTed as a signed standard notification a few ms
 // after the operation, again (NOTIFICATION_RETRY_MS) while the receiver does not answer `[accepted]`.
 // Knobs: behave(), holdNotifications(), releaseNotifications(); state: state(), pendingNotifications(),
@@ -22,6 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ADYEN_REFUSAL_REASONS } from '../../../activities/providers/adyen/decline-codes';
+import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import checkoutContract from './contract/CheckoutService-v71.json';
 import webhooksContract from './contract/Webhooks-v1.json';
 
@@ -35,14 +43,35 @@ export interface TestOutcome {
 }
 
 const holderName = (text: string) => text.toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '');
+const refused = (code: string): TestOutcome => ({ resultCode: 'Refused', refusalReasonCode: code, refusalReason: ADYEN_REFUSAL_REASONS[code] });
+const CHALLENGES: readonly TestOutcome['resultCode'][] = ['RedirectShopper', 'IdentifyShopper', 'ChallengeShopper'];
+
+/**
+ * A payment's outcome: the holder name first, as on Adyen's test platform, then the 3-D Secure test
+ * cards (Stripe's numbers: 4000002760003184 and 4000000000003220 redirect; 4000008400001629 redirects,
+ * then is refused (2); 4000000000003055 redirects only when attemptAuthentication is `always`;
+ * 4000002500003155 is refused 38 Authentication required unless it is, then redirects). An
+ * authentication a double issued (mpiData) skips any challenge.
+ */
+function testOutcome(name: string, number: string, requested: boolean, authenticated: boolean): TestOutcome {
+  const named = TEST_HOLDER_NAMES[name];
+  if (named && !(authenticated && CHALLENGES.includes(named.resultCode))) return named;
+  switch (issuerStep(number, { requested, authenticated })) {
+    case 'challenge': return { resultCode: 'RedirectShopper' };
+    case 'authentication_required': return refused('38');
+    case 'decline': return refused('2');
+    default: return { resultCode: 'Authorised' };
+  }
+}
 
 /**
  * Holder names → outcomes. Every published refusal reason, by its text upper-cased with `_` for spaces
  * and dashes (REFUSED → 2, BLOCKED_CARD → 5, EXPIRED_CARD → 6, NOT_ENOUGH_BALANCE → 12, ISSUER_UNAVAILABLE
  * → 9, ACQUIRER_ERROR → 4, CVC_DECLINED → 24, FRAUD → 20, AUTHENTICATION_REQUIRED → 38, …, each a Refused
  * payment); ERROR (resultCode Error, Acquirer Error), CANCELLED, RECEIVED and PENDING (the
- * AUTHORISATION notification then authorises it), REDIRECT_SHOPPER, IDENTIFY_SHOPPER and CHALLENGE_SHOPPER
- * (3-D Secure asked for; no notification follows).
+ * AUTHORISATION notification then authorises it), REDIRECT_SHOPPER (a redirect to the double's challenge
+ * page, authorised once approved there), IDENTIFY_SHOPPER and CHALLENGE_SHOPPER (native 3-D Secure 2 asked
+ * for; nothing follows).
  */
 export const TEST_HOLDER_NAMES: Readonly<Record<string, TestOutcome>> = {
   ...Object.fromEntries(Object.entries(ADYEN_REFUSAL_REASONS).map(([code, text]) => [
@@ -147,6 +176,7 @@ const OPERATIONS: Record<string, Operation> = {
   captures: { request: 'PaymentCaptureRequest', response: 'PaymentCaptureResponse' },
   cancels: { request: 'PaymentCancelRequest', response: 'PaymentCancelResponse' },
   refunds: { request: 'PaymentRefundRequest', response: 'PaymentRefundResponse' },
+  details: { request: 'PaymentDetailsRequest', response: 'PaymentDetailsResponse' },
 };
 const EVENT_OF: Record<string, string> = { captures: 'CAPTURE', cancels: 'CANCELLATION', refunds: 'REFUND' };
 const FAILS_AS: Record<string, Behaviour['fail_next']> = { captures: 'capture', cancels: 'void', refunds: 'refund' };
@@ -194,6 +224,8 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
   let held = false;
   const inFlight = new Set<Promise<void>>();
   let closed = false;
+  /** Payments that answered RedirectShopper: the card's expiry (for the AUTHORISATION's reason) and whether the issuer refuses once authenticated. */
+  const challenges = new Map<string, { expiry: string; declines: boolean }>();
 
   // ------------------------------------------------------------------------------------------------
   // Notifications
@@ -255,20 +287,21 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
 
   function authorize(body: Json): { status: number; body: unknown } {
     const card = body.paymentMethod as Json;
-    const name = holderName(String(card.holderName ?? ''));
+    const number = String(card.number ?? '');
     const month = Number(card.expiryMonth);
     if (!/^\d{1,2}$/.test(String(card.expiryMonth ?? '')) || month < 1 || month > 12 || !/^\d{4}$/.test(String(card.expiryYear ?? ''))) {
       return adyenError(422, '129', 'Expiry Date Invalid', 'validation');
     }
+    const expiry = `${String(month).padStart(2, '0')}/${card.expiryYear}`;
     const expired = new Date(Number(card.expiryYear), month, 1) <= new Date();
-    const outcome: TestOutcome = !luhn(String(card.number ?? ''))
-      ? { resultCode: 'Refused', refusalReasonCode: '8', refusalReason: 'Invalid Card Number' }
-      : expired ? { resultCode: 'Refused', refusalReasonCode: '6', refusalReason: 'Expired Card' }
-        : TEST_HOLDER_NAMES[name] ?? { resultCode: 'Authorised' };
+    const authenticated = issuedByADouble(body.mpiData?.cavv, body.mpiData?.dsTransID);
+    const outcome: TestOutcome = !luhn(number) ? refused('8')
+      : expired ? refused('6')
+        : testOutcome(holderName(String(card.holderName ?? '')), number, body.authenticationData?.attemptAuthentication === 'always', authenticated);
     const manual = body.additionalData?.manualCapture === 'true' || (body.captureDelayHours ?? 0) > 0;
     const payment: Json = {
       pspReference: pspReference(), merchantReference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount,
-      resultCode: outcome.resultCode, holderName: card.holderName, last4: String(card.number).slice(-4), paymentMethod: String(card.number).startsWith('5') ? 'mc' : 'visa',
+      resultCode: outcome.resultCode, holderName: card.holderName, last4: number.slice(-4), paymentMethod: number.startsWith('5') ? 'mc' : 'visa',
       captureDelayHours: body.captureDelayHours, manualCapture: manual, authorised: false, captured: 0, refunded: 0, cancelled: false,
       ...(outcome.refusalReasonCode ? { refusalReasonCode: outcome.refusalReasonCode, refusalReason: outcome.refusalReason } : {}),
     };
@@ -277,33 +310,89 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       pspReference: payment.pspReference, resultCode: outcome.resultCode, amount: body.amount, merchantReference: body.reference,
       ...(outcome.refusalReasonCode ? { refusalReason: outcome.refusalReason, refusalReasonCode: outcome.refusalReasonCode } : {}),
     };
-    const authorised = () => {
-      payment.authorised = true;
-      notify(payment, 'AUTHORISATION', true, { reason: `${Math.floor(100000 + Math.random() * 899999)}:${payment.last4}:${String(month).padStart(2, '0')}/${card.expiryYear}`, additionalData: { cardSummary: payment.last4 } });
-      // Captured at once, unless manual: Adyen's CAPTURE follows the AUTHORISATION.
-      if (!manual) {
-        payment.captured = body.amount.value;
-        notify(payment, 'CAPTURE', true, { pspReference: pspReference(), originalReference: payment.pspReference });
-      }
-    };
     switch (outcome.resultCode) {
       case 'Authorised':
-        authorised();
+        authorise(payment, expiry);
         answer.additionalData = { cardSummary: payment.last4 };
         break;
       case 'Received':
       case 'Pending':
-        authorised();
+        authorise(payment, expiry);
         break;
       case 'RedirectShopper':
+        // The shopper comes back with this redirectResult (opaque at Adyen: here a token only the double knows).
+        Object.assign(payment, { challenge: 'waiting', returnUrl: body.returnUrl, redirectResult: randomBytes(24).toString('base64url') });
+        challenges.set(payment.pspReference, { expiry, declines: THREE_DS_TEST_CARDS[number]?.declinesAfterAuthentication === true });
+        answer.action = { type: 'redirect', method: 'GET', paymentMethodType: 'scheme', url: challengeUrl(double.url, payment.pspReference) };
+        break;
       case 'IdentifyShopper':
       case 'ChallengeShopper':
-        answer.action = { type: outcome.resultCode === 'RedirectShopper' ? 'redirect' : 'threeDS2', paymentMethodType: 'scheme', url: 'https://checkout-test.adyen.com/checkoutshopper/threeDS/redirect' };
+        answer.action = { type: 'threeDS2', paymentMethodType: 'scheme', url: 'https://checkout-test.adyen.com/checkoutshopper/threeDS/redirect' };
         break;
       default:
         notify(payment, 'AUTHORISATION', false, { reason: outcome.refusalReason });
     }
     return { status: 200, body: answer };
+  }
+
+  /** An authorisation: its notification, and Adyen's own capture after it unless the payment waits for ours. */
+  function authorise(payment: Json, expiry: string, additionalData: Json = {}) {
+    payment.authorised = true;
+    notify(payment, 'AUTHORISATION', true, { reason: `${Math.floor(100000 + Math.random() * 899999)}:${payment.last4}:${expiry}`, additionalData: { cardSummary: payment.last4, ...additionalData } });
+    if (!payment.manualCapture) {
+      payment.captured = payment.amount.value;
+      notify(payment, 'CAPTURE', true, { pspReference: pspReference(), originalReference: payment.pspReference });
+    }
+  }
+
+  /**
+   * The challenge page of a RedirectShopper payment. Its first POST decides — approve: authorised (or
+   * refused 2 for 4000008400001629), with the 3-D Secure result; fail: refused 11 3D Not Authenticated —
+   * and sends the AUTHORISATION notification; every POST sends the browser to the returnUrl with the
+   * payment's redirectResult.
+   */
+  function challengeOf(reference: string): Challenge | undefined {
+    const payment = payments.get(reference);
+    const waiting = challenges.get(reference);
+    if (!payment || !waiting) return undefined;
+    return {
+      issuer: 'Adyen test issuer',
+      description: `Authenticate ${payment.amount.value} ${payment.amount.currency} for ${payment.merchantReference} (${payment.pspReference}).`,
+      submit(action) {
+        const location = { location: withParams(payment.returnUrl, { redirectResult: payment.redirectResult }) };
+        if (payment.challenge !== 'waiting') return location;
+        if (action === 'fail') {
+          Object.assign(payment, { challenge: 'failed', ...refused('11') });
+          notify(payment, 'AUTHORISATION', false, { reason: payment.refusalReason });
+          return location;
+        }
+        const result = issueAuthentication(payment.paymentMethod === 'mc' ? 'mastercard' : 'visa');
+        const authentication = {
+          cavv: result.cavv, eci: result.eci, dsTransID: result.dsTransactionId, threeDSVersion: result.version, threeDAuthenticated: 'true', threeDOffered: 'true', liabilityShift: 'true',
+        };
+        Object.assign(payment, { challenge: 'authenticated', authentication });
+        if (waiting.declines) {
+          Object.assign(payment, refused('2'));
+          notify(payment, 'AUTHORISATION', false, { reason: payment.refusalReason, additionalData: authentication });
+        } else {
+          payment.resultCode = 'Authorised';
+          authorise(payment, waiting.expiry, authentication);
+        }
+        return location;
+      },
+    };
+  }
+
+  /** /payments/details with a redirectResult: how the payment ended, or RedirectShopper while the challenge waits. */
+  function details(body: Json): { status: number; body: unknown } {
+    const token = body.details?.redirectResult;
+    const payment = typeof token === 'string' ? [...payments.values()].find((p) => p.redirectResult === token) : undefined;
+    if (!payment) return adyenError(422, '702', 'Invalid redirectResult', 'validation');
+    const about = { pspReference: payment.pspReference, merchantReference: payment.merchantReference };
+    if (payment.challenge === 'waiting') return { status: 200, body: { ...about, resultCode: 'RedirectShopper' } };
+    const additionalData = { cardSummary: payment.last4, ...(payment.authentication ?? {}) };
+    if (payment.resultCode === 'Authorised') return { status: 200, body: { ...about, resultCode: 'Authorised', additionalData } };
+    return { status: 200, body: { ...about, resultCode: 'Refused', refusalReason: payment.refusalReason, refusalReasonCode: payment.refusalReasonCode, additionalData } };
   }
 
   function modify(segment: string, paymentReference: string, body: Json): { status: number; body: unknown } {
@@ -346,14 +435,15 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
 
   /** The operation itself, once the request passed the checks (and was not an idempotent replay). */
   function route(path: string, body: Json): { status: number; body: unknown } {
-    const m = /^\/v71\/(payments)$|^\/v71\/payments\/([^/]+)\/(captures|cancels|refunds)$/.exec(path);
+    const m = /^\/v71\/payments(?:\/(details)|\/([^/]+)\/(captures|cancels|refunds))?$/.exec(path);
     if (!m) return adyenError(404, '000', `Unknown endpoint ${path}`, 'validation');
-    const segment = m[1] ?? m[3];
+    const segment = m[1] ?? m[3] ?? 'payments';
     const operation = OPERATIONS[segment];
     const validate = checkoutSchema(operation.request);
     if (!validate(body)) return validationError(operation.request, validate);
-    if (!body.merchantAccount) return adyenError(403, '901', 'Invalid Merchant Account', 'security');
-    const reply = segment === 'payments' ? authorize(body) : modify(segment, decodeURIComponent(m[2]), body);
+    // A details request names no merchant account: the redirectResult stands for the payment.
+    if (segment !== 'details' && !body.merchantAccount) return adyenError(403, '901', 'Invalid Merchant Account', 'security');
+    const reply = segment === 'payments' ? authorize(body) : segment === 'details' ? details(body) : modify(segment, decodeURIComponent(m[2]), body);
     const check = checkoutSchema(operation.response);
     if (reply.status < 300 && !check(reply.body)) throw new Error(`the double made a ${operation.response} its contract refuses: ${ajv.errorsText(check.errors)}`);
     return reply;
@@ -370,7 +460,8 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       res.end(JSON.stringify(body));
     };
 
-    // The knobs and the inspection endpoint (not Adyen's).
+    // The knobs, the inspection endpoint and the issuer's challenge page (not Adyen's API).
+    if (serveChallenge(method, url.pathname, text, res, challengeOf)) return;
     if (url.pathname === '/__double/behaviour' && method === 'POST') {
       double.behave(JSON.parse(text || '{}'));
       return answer(200, { ok: true });

@@ -5,6 +5,11 @@
 //
 // Test cards: https://docs.stripe.com/testing. Knobs: POST /__double/behaviour; state: GET /__double/state.
 //
+// 3-D Secure (https://docs.stripe.com/payments/3d-secure): the test cards of ../three-d-secure ask for a
+// challenge; with a return_url the intent answers `requires_action` with next_action.redirect_to_url to
+// the double's challenge page (`/__double/3ds/<pi>`), whose POST ends the authentication as Stripe would
+// and sends the browser back to the return_url. Without one, next_action is `use_stripe_sdk`.
+//
 // Webhooks as Stripe sends them (https://docs.stripe.com/webhooks): once setWebhook() names an endpoint,
 // every state change is an event (`evt_…`, `data.object` = the resource as the double shows it), POSTed
 // a few ms later with a `Stripe-Signature` made by the official library, and retried with backoff while
@@ -14,12 +19,19 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import fixtures from './fixtures/resources.json';
 
 type Params = Record<string, any>;
 
-/** What a card number makes the issuer say: approve, decline (code, decline_code) or ask for 3-D Secure. */
-export const TEST_CARDS: Record<string, { decline?: { code: string; decline_code?: string; message: string }; action?: true }> = {
+interface Decline { code: string; decline_code?: string; message: string }
+
+/**
+ * What a card number makes the issuer say: approve or decline (code, decline_code). The 3-D Secure test
+ * cards (4000002760003184, 4000000000003220, 4000008400001629, 4000000000003055, 4000002500003155) are
+ * the shared THREE_DS_TEST_CARDS; any other 16-digit Visa number approves.
+ */
+export const TEST_CARDS: Record<string, { decline?: Decline }> = {
   '4242424242424242': {},
   '5555555555554444': {},
   '378282246310005': {},
@@ -32,7 +44,17 @@ export const TEST_CARDS: Record<string, { decline?: { code: string; decline_code
   '4000000000000069': { decline: { code: 'expired_card', decline_code: 'expired_card', message: 'Your card has expired.' } },
   '4000000000000127': { decline: { code: 'incorrect_cvc', decline_code: 'incorrect_cvc', message: 'Your card\'s security code is incorrect.' } },
   '4000000000000119': { decline: { code: 'processing_error', decline_code: 'processing_error', message: 'An error occurred while processing your card. Try again in a little bit.' } },
-  '4000000000003220': { action: true },
+};
+
+/** The step-up card without a request for 3-D Secure, or any challenge under error_on_requires_action. */
+const AUTHENTICATION_REQUIRED: Decline = { code: 'card_declined', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+/** 4000008400001629 once authenticated. */
+const DECLINED_AFTER_AUTHENTICATION: Decline = { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' };
+const INCORRECT_NUMBER: Decline = { code: 'incorrect_number', message: 'Your card number is incorrect.' };
+/** last_payment_error of an intent whose cardholder failed (or abandoned) the challenge. */
+const AUTHENTICATION_FAILURE = {
+  type: 'invalid_request_error', code: 'payment_intent_authentication_failure', doc_url: 'https://stripe.com/docs/error-codes/payment-intent-authentication-failure',
+  message: 'The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.',
 };
 
 export interface Behaviour {
@@ -148,6 +170,41 @@ function stripeError(status: number, error: Record<string, unknown>) {
   return { status, body: { error } };
 }
 
+/**
+ * Stripe's checks of the 3-D Secure parameters of a create (https://docs.stripe.com/api/payment_intents/create):
+ * payment_method_options[card][request_three_d_secure], [three_d_secure] (imported results: cryptogram,
+ * transaction_id and version required), return_url (a URL, with confirm=true only), error_on_requires_action.
+ */
+function threeDSecureError(p: Params) {
+  const invalid = (param: string, message: string, code = 'parameter_invalid') => stripeError(400, { type: 'invalid_request_error', code, param, message });
+  const options = p.payment_method_options?.card ?? {};
+  const request = options.request_three_d_secure;
+  if (request !== undefined && !['any', 'automatic', 'challenge'].includes(request)) {
+    return invalid('payment_method_options[card][request_three_d_secure]', `Invalid request_three_d_secure: must be one of any, automatic, or challenge`);
+  }
+  const imported = options.three_d_secure;
+  if (imported !== undefined) {
+    const param = (field: string) => `payment_method_options[card][three_d_secure][${field}]`;
+    for (const field of ['cryptogram', 'transaction_id', 'version']) {
+      if (typeof imported[field] !== 'string' || imported[field] === '') return invalid(param(field), `Missing required param: ${param(field)}.`, 'parameter_missing');
+    }
+    if (!['1.0.2', '2.1.0', '2.2.0'].includes(imported.version)) return invalid(param('version'), 'Invalid version: must be one of 1.0.2, 2.1.0, or 2.2.0');
+    const eci = imported.electronic_commerce_indicator;
+    if (eci !== undefined && !['01', '02', '05', '06', '07'].includes(eci)) return invalid(param('electronic_commerce_indicator'), 'Invalid electronic_commerce_indicator: must be one of 01, 02, 05, 06, or 07');
+  }
+  if (p.return_url !== undefined) {
+    if (!/^https?:\/\/[^\s]+$/.test(String(p.return_url))) return invalid('return_url', 'Not a valid URL', 'url_invalid');
+    if (p.confirm !== 'true') return invalid('return_url', 'The parameter return_url can only be passed when confirm is set to true.');
+  }
+  if (p.error_on_requires_action !== undefined && !['true', 'false'].includes(p.error_on_requires_action)) return invalid('error_on_requires_action', 'Invalid boolean');
+  return undefined;
+}
+
+/** A charge's payment_method_details.card.three_d_secure: what Stripe shows of an authentication (no cryptogram). */
+function threeDSecureDetails(eci: string | null, transactionId: string, version: string, flow: 'challenge' | null) {
+  return { authentication_flow: flow, electronic_commerce_indicator: eci, result: 'authenticated', result_reason: null, transaction_id: transactionId, version };
+}
+
 export async function startStripeDouble(): Promise<StripeDouble> {
   const intents = new Map<string, any>();
   const charges = new Map<string, any>();
@@ -157,6 +214,10 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const requests: { method: string; path: string; idempotency_key?: string }[] = [];
   let behaviour: Behaviour | undefined;
   let remaining = 0;
+  /** Intents at the challenge page: the card as their charge will show it, where the browser goes back, whether the issuer declines once authenticated. */
+  const waiting = new Map<string, { details: ReturnType<typeof cardDetails>; returnUrl: string; declines: boolean }>();
+  /** Where each challenge page sent the browser, by intent: a second POST goes there again. */
+  const challenged = new Map<string, string>();
 
   // Webhooks
   const events: StripeEvent[] = [];
@@ -248,50 +309,121 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     if (p.payment_method_data?.type !== 'card' || !card?.number) {
       return stripeError(400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'payment_method_data[card][number]', message: 'Missing required param: payment_method_data[card][number].' });
     }
+    const invalid = threeDSecureError(p);
+    if (invalid) return invalid;
+    const options = p.payment_method_options?.card ?? {};
     const pi: any = {
       ...fixtures.payment_intent,
       id: id('pi'), amount, amount_capturable: 0, amount_received: 0, capture_method: captureMethod, created: now(), currency: p.currency,
       canceled_at: null, cancellation_reason: null, last_payment_error: null, latest_charge: null, next_action: null,
-      metadata: p.metadata ?? {}, payment_method: id('pm'), payment_method_types: ['card'], status: 'requires_confirmation',
+      metadata: p.metadata ?? {}, payment_method: id('pm'), payment_method_options: { card: { request_three_d_secure: options.request_three_d_secure ?? 'automatic' } },
+      payment_method_types: ['card'], status: 'requires_confirmation',
     };
     pi.client_secret = `${pi.id}_secret_${randomBytes(8).toString('hex')}`;
     intents.set(pi.id, pi);
     emit('payment_intent.created', intentView(pi));
     if (p.confirm !== 'true') return { status: 200, body: pi };
-    const outcome = TEST_CARDS[card.number] ?? (/^4\d{15}$/.test(card.number) ? {} : { decline: { code: 'incorrect_number', message: 'Your card number is incorrect.' } });
-    if (outcome.action) {
-      Object.assign(pi, { status: 'requires_action', next_action: { type: 'use_stripe_sdk', use_stripe_sdk: {} } });
+    const details = cardDetails(card);
+    const declined = (decline: Decline, threeDSecure?: unknown) => {
+      const error = settle(pi, details, decline, threeDSecure);
+      return stripeError(402, { ...error, payment_intent: pi });
+    };
+    const known = TEST_CARDS[card.number];
+    if (known?.decline) return declined(known.decline);
+    if (!known && !THREE_DS_TEST_CARDS[card.number] && !/^4\d{15}$/.test(card.number)) return declined(INCORRECT_NUMBER);
+    // Imported 3-D Secure data counts when a double issued it (a forged cryptogram authenticates nothing).
+    const imported = options.three_d_secure;
+    const authenticated = issuedByADouble(imported?.cryptogram, imported?.transaction_id);
+    const importedResult = authenticated ? threeDSecureDetails(imported.electronic_commerce_indicator ?? null, imported.transaction_id, imported.version, null) : undefined;
+    const step = issuerStep(card.number, { requested: ['any', 'challenge'].includes(options.request_three_d_secure), authenticated });
+    if (step === 'decline') return declined(DECLINED_AFTER_AUTHENTICATION, importedResult);
+    if (step === 'authentication_required' || (step === 'challenge' && p.error_on_requires_action === 'true')) return declined(AUTHENTICATION_REQUIRED);
+    if (step === 'challenge') {
+      const returnUrl: string | undefined = p.return_url;
+      if (returnUrl) waiting.set(pi.id, { details, returnUrl, declines: THREE_DS_TEST_CARDS[card.number].declinesAfterAuthentication === true });
+      // Without a return_url Stripe leaves the challenge to Stripe.js in the customer's browser.
+      const nextAction = returnUrl
+        ? { type: 'redirect_to_url', redirect_to_url: { url: challengeUrl(double.url, pi.id), return_url: returnUrl } }
+        : { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: challengeUrl(double.url, pi.id) } };
+      Object.assign(pi, { status: 'requires_action', next_action: nextAction });
       emit('payment_intent.requires_action', intentView(pi));
       return { status: 200, body: pi };
     }
+    settle(pi, details, undefined, importedResult);
+    return { status: 200, body: pi };
+  }
+
+  /**
+   * The issuer's answer once nothing more is asked of the customer: a charge that succeeded (captured or
+   * not, by capture_method) or failed with `decline`, and the intent where that leaves it, with their
+   * events. A decline answers the error Stripe puts in last_payment_error.
+   */
+  function settle(pi: any, details: ReturnType<typeof cardDetails>, decline?: Decline, threeDSecure?: unknown): Record<string, unknown> | undefined {
     const charge: any = {
-      ...fixtures.charge, id: id('ch'), amount, amount_captured: 0, amount_refunded: 0, captured: false, created: now(), currency: p.currency,
-      metadata: pi.metadata, payment_intent: pi.id, refunded: false, payment_method: pi.payment_method, payment_method_details: cardDetails(card),
+      ...fixtures.charge, id: id('ch'), amount: pi.amount, amount_captured: 0, amount_refunded: 0, captured: false, created: now(), currency: pi.currency,
+      metadata: pi.metadata, payment_intent: pi.id, refunded: false, payment_method: pi.payment_method,
+      payment_method_details: threeDSecure ? { ...details, card: { ...details.card, three_d_secure: threeDSecure } } : details,
     };
     charges.set(charge.id, charge);
-    pi.latest_charge = charge.id;
-    if (outcome.decline) {
+    Object.assign(pi, { latest_charge: charge.id, next_action: null });
+    if (decline) {
       const error = {
-        type: 'card_error', ...outcome.decline, charge: charge.id, doc_url: `https://stripe.com/docs/error-codes/${outcome.decline.code}`,
-        payment_method: { id: pi.payment_method, object: 'payment_method', type: 'card', card: charge.payment_method_details.card },
+        type: 'card_error', ...decline, charge: charge.id, doc_url: `https://stripe.com/docs/error-codes/${decline.code}`,
+        payment_method: { id: pi.payment_method, object: 'payment_method', type: 'card', card: details.card },
       };
-      Object.assign(charge, { status: 'failed', paid: false, failure_code: outcome.decline.code, failure_message: outcome.decline.message });
+      Object.assign(charge, { status: 'failed', paid: false, failure_code: decline.code, failure_message: decline.message });
       Object.assign(pi, { status: 'requires_payment_method', last_payment_error: error, payment_method: null });
       emit('charge.failed', charge);
       emit('payment_intent.payment_failed', intentView(pi));
-      return stripeError(402, { ...error, payment_intent: pi });
+      return error;
     }
-    if (captureMethod === 'manual') {
-      Object.assign(pi, { status: 'requires_capture', amount_capturable: amount });
+    if (pi.capture_method === 'manual') {
+      Object.assign(pi, { status: 'requires_capture', amount_capturable: pi.amount });
       emit('charge.succeeded', charge);
       emit('payment_intent.amount_capturable_updated', intentView(pi), { amount_capturable: 0 });
     } else {
-      Object.assign(pi, { status: 'succeeded', amount_received: amount });
-      Object.assign(charge, { captured: true, amount_captured: amount });
+      Object.assign(pi, { status: 'succeeded', amount_received: pi.amount });
+      Object.assign(charge, { captured: true, amount_captured: pi.amount });
       emit('charge.succeeded', charge);
       emit('payment_intent.succeeded', intentView(pi));
     }
-    return { status: 200, body: pi };
+    return undefined;
+  }
+
+  /**
+   * The challenge page of an intent that answered redirect_to_url. Its first POST ends the
+   * authentication as Stripe would — approve: the issuer's answer (settle); fail: requires_payment_method
+   * with payment_intent_authentication_failure — then sends the browser to the return_url with
+   * payment_intent, payment_intent_client_secret and redirect_status. A later POST changes nothing.
+   */
+  function challengeOf(intentId: string): Challenge | undefined {
+    const pi = intents.get(intentId);
+    const wait = waiting.get(intentId);
+    if (!pi || !wait) return undefined;
+    return {
+      issuer: 'Stripe test issuer',
+      description: `Authenticate ${pi.amount} ${pi.currency.toUpperCase()} for ${pi.id}.`,
+      submit(action) {
+        const earlier = challenged.get(intentId);
+        if (earlier) return { location: earlier };
+        if (pi.status !== 'requires_action') return { refused: `This PaymentIntent is ${pi.status}: nothing to authenticate.` };
+        cause = { id: null, idempotency_key: null };
+        if (action === 'fail') {
+          Object.assign(pi, {
+            status: 'requires_payment_method', next_action: null, payment_method: null,
+            last_payment_error: { ...AUTHENTICATION_FAILURE, payment_method: { id: pi.payment_method, object: 'payment_method', type: 'card', card: wait.details.card } },
+          });
+          emit('payment_intent.payment_failed', intentView(pi));
+        } else {
+          const result = issueAuthentication(wait.details.card.brand);
+          settle(pi, wait.details, wait.declines ? DECLINED_AFTER_AUTHENTICATION : undefined, threeDSecureDetails(result.eci, result.dsTransactionId, result.version, 'challenge'));
+        }
+        const succeeded = pi.status === 'requires_capture' || pi.status === 'succeeded';
+        const location = withParams(wait.returnUrl, { payment_intent: pi.id, payment_intent_client_secret: pi.client_secret, redirect_status: succeeded ? 'succeeded' : 'failed' });
+        challenged.set(intentId, location);
+        return { location };
+      },
+    };
   }
 
   function capture(pi: any, p: Params) {
@@ -409,7 +541,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       res.end(JSON.stringify(body));
     };
 
-    // The knobs and the inspection endpoint (not Stripe's).
+    // The knobs, the inspection endpoint and the issuer's challenge page (not Stripe's API).
+    if (serveChallenge(method, url.pathname, text, res, challengeOf)) return;
     if (url.pathname === '/__double/behaviour' && method === 'POST') {
       behaviour = JSON.parse(text || '{}');
       remaining = behaviour?.times ?? 1;
