@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { findCharge, updateCharge } from '../../db/payments';
+import { findCharge, findPayment, updateCharge } from '../../db/payments';
 import type { AbandonArgs, AttemptResult, AuthenticationArgs, PaymentActivities } from '../../workflows/payments/contract';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
@@ -22,8 +22,11 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
   async function askProcessor(args: AuthenticationArgs, provider: OpenProvider, returnParams: Record<string, string>): Promise<CompleteAuthenticationOutput | undefined> {
     const charge = await findCharge(db, args.environment, args.chargeId);
     if (!provider.adapter.completeAuthentication || !charge?.provider_reference) return undefined;
+    const payment = await findPayment(db, args.environment, args.paymentId);
+    const redirectUrl = payment?.next_action?.charge_id === args.chargeId ? payment.next_action.redirect_to_url.url : undefined;
     return withHeartbeat(provider.adapter.completeAuthentication({
       credentials: provider.credentials, idempotencyKey: `${args.chargeId}:authenticate`, providerReference: charge.provider_reference, returnParams,
+      amount: Number(charge.amount), capture: args.capture, ...(redirectUrl ? { redirectUrl } : {}),
     }));
   }
 

@@ -7,6 +7,8 @@ import type { ProviderExchange, ProviderOutcome } from './types';
 const SECRET_KEYS = new Set([
   'number', 'pan', 'card_number', 'cvc', 'cvv', 'cvc2', 'security_code',
   'api_key', 'apikey', 'secret', 'secret_key', 'client_secret', 'password', 'authorization', 'token', 'access_token',
+  // 3-D Secure authentication values: one-time cryptograms
+  'cavv', 'cryptogram', 'authentication_value',
 ]);
 
 const MAX_TEXT = 4_096;

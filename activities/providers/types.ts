@@ -204,6 +204,12 @@ export interface CompleteAuthenticationInput {
   providerReference: string;
   /** The query parameters the processor appended to our return URL (Adyen's `redirectResult`, …). */
   returnParams: Record<string, string>;
+  /** The authorized amount (a processor whose completion answer carries none: Adyen). */
+  amount?: number;
+  /** The authorize asked to capture at once. */
+  capture?: boolean;
+  /** The challenge page the authorize answered with, for a `requires_action` answer that does not repeat it. */
+  redirectUrl?: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticationOf, createAdyenAdapter, parseAdyenWebhook, paymentOutcome } from '../../activities/providers/adyen';
-import type { AdyenCompleteAuthenticationInput } from '../../activities/providers/adyen';
+import type { CompleteAuthenticationInput } from '../../activities/providers/types';
 import type { AuthorizeInput, ProcessorEvent } from '../../activities/providers/types';
 import { AdyenDouble, notificationBody, signItem, startAdyenDouble } from '../doubles/adyen/server';
 import { issueAuthentication, passChallenge, requiresActionOf } from '../doubles/three-d-secure';
@@ -29,7 +29,7 @@ function authorize(extra: Partial<AuthorizeInput> & { number?: string; holder?: 
   });
 }
 
-const complete = (k: string, input: Partial<AdyenCompleteAuthenticationInput> & { providerReference: string }) =>
+const complete = (k: string, input: Partial<CompleteAuthenticationInput> & { providerReference: string }) =>
   adapter().completeAuthentication({ credentials, idempotencyKey: `${k}:authenticate`, returnParams: {}, ...input });
 
 /** The AUTHORISATION (and CAPTURE) notifications of a payment, as parseWebhook reports them. */

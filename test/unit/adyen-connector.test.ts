@@ -65,9 +65,9 @@ describe('the adyen decline table', () => {
   });
 
   it.each([
-    ['000', 'authentication_failed', 'soft'],
-    ['010', 'authentication_failed', 'soft'],
-    ['901', 'authentication_failed', 'soft'],
+    ['000', 'invalid_credentials', 'soft'],
+    ['010', 'invalid_credentials', 'soft'],
+    ['901', 'invalid_credentials', 'soft'],
     ['101', 'invalid_number', 'hard'],
     ['103', 'incorrect_cvc', 'hard'],
     ['129', 'expired_card', 'hard'],
@@ -340,9 +340,9 @@ describe('the adyen adapter against the double', () => {
     expect(refused.outcome).toMatchObject({ kind: 'transport_error', error: expect.stringContaining('ECONNREFUSED') });
   });
 
-  it('a key Adyen refuses is a soft decline (authentication_failed)', async () => {
+  it('a key Adyen refuses is a soft decline (invalid_credentials)', async () => {
     const out = await adapter().authorize({ credentials: { ...credentials, api_key: 'invalid_key' }, idempotencyKey: key(), amount: 1000, currency: 'EUR', installments: 1, card: card() });
-    expect(out.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_failed' });
+    expect(out.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'invalid_credentials' });
     expect(out.exchange).toMatchObject({ response: { status: 401, body: { errorType: 'security' } }, provider_code: '000' });
   });
 

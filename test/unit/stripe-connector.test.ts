@@ -29,7 +29,7 @@ describe('the stripe decline table', () => {
     ['reenter_transaction', 'try_again_later', 'soft'],
     ['authentication_required', 'authentication_required', 'soft'],
     ['payment_intent_authentication_failure', 'authentication_failed', 'hard'],
-    ['authentication_error', 'authentication_failed', 'soft'],
+    ['authentication_error', 'invalid_credentials', 'soft'],
     ['resource_missing', 'charge_not_found', 'hard'],
     ['payment_intent_unexpected_state', 'invalid_state', 'hard'],
     ['a_code_stripe_adds_tomorrow', 'a_code_stripe_adds_tomorrow', 'soft'],
@@ -187,8 +187,8 @@ describe('the stripe adapter against the double', () => {
     expect((await closed.authorize({ credentials, idempotencyKey: key(), amount: 1000, currency: 'USD', installments: 1, card: card('4242424242424242') })).outcome.kind).toBe('transport_error');
   });
 
-  it('a key the double refuses is a soft decline (authentication_failed)', async () => {
+  it('a key the double refuses is a soft decline (invalid_credentials)', async () => {
     const out = await adapter().authorize({ credentials: { ...credentials, secret_key: 'sk_live_nope' }, idempotencyKey: key(), amount: 1000, currency: 'USD', installments: 1, card: card('4242424242424242') });
-    expect(out.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_failed' });
+    expect(out.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'invalid_credentials' });
   });
 });

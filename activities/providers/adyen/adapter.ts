@@ -34,21 +34,10 @@ export interface AdyenAdapterOptions {
   connectTimeoutMs?: number;
 }
 
-/**
- * What completeAuthentication reads beyond the contract's input, when the engine gives it: the authorize's
- * amount and capture (Adyen's /payments/details answer carries neither, and an authorization asked to
- * capture at once is captured by Adyen itself), and the challenge page the authorize answered (for an
- * answer that the customer is not done yet, since /payments/details does not repeat it).
- */
-export interface AdyenCompleteAuthenticationInput extends CompleteAuthenticationInput {
-  amount?: number;
-  capture?: boolean;
-  redirectUrl?: string;
-}
 
 /** The adyen adapter. */
 export interface AdyenAdapter extends ProviderAdapter {
-  completeAuthentication(input: AdyenCompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
+  completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -240,7 +229,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
      * the payment ended, and its additionalData the 3-D Secure result to pass on. Without a redirectResult
      * nothing is asked (an answer would be stored under the key for good): the payment still waits.
      */
-    async completeAuthentication(input: AdyenCompleteAuthenticationInput): Promise<CompleteAuthenticationOutput> {
+    async completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput> {
       const redirectResult = input.returnParams.redirectResult;
       const waiting: ProviderOutcome = { kind: 'requires_action', providerReference: input.providerReference, redirectUrl: input.redirectUrl ?? '' };
       if (!redirectResult) {
@@ -422,7 +411,7 @@ export function errorOutcome(operation: ProviderOperation, status: number, body:
   const message = typeof fields.message === 'string' ? fields.message : `HTTP ${status}`;
   if (status >= 500) return { outcome: { kind: 'unknown', error: `HTTP ${status} ${errorCode ?? ''}: ${message}`.replace(' :', ':') }, providerCode: errorCode };
   const providerCode = errorCode ?? `http_${status}`;
-  if (status === 401 || status === 403) return { outcome: { kind: 'soft_decline', declineCode: 'authentication_failed', message }, providerCode };
+  if (status === 401 || status === 403) return { outcome: { kind: 'soft_decline', declineCode: 'invalid_credentials', message }, providerCode };
   if (status === 429) return { outcome: { kind: 'soft_decline', declineCode: 'try_again_later', message }, providerCode };
   const decline = adyenError(errorCode ?? '');
   const hardOne = decline.decision === 'hard' || operation !== 'authorize';

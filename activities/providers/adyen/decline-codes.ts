@@ -127,9 +127,9 @@ export const ADYEN_ERROR_CODES: Readonly<Record<string, AdyenDecline>> = {
   103: hard('incorrect_cvc'),
   129: hard('expired_card'),
   // This config's credentials or merchant account: another config may work.
-  '000': soft('authentication_failed'),
-  '010': soft('authentication_failed'),
-  901: soft('authentication_failed'),
+  '000': soft('invalid_credentials'),
+  '010': soft('invalid_credentials'),
+  901: soft('invalid_credentials'),
   // Our request or what this account takes: another provider may accept it.
   100: soft('invalid_request'),
   130: soft('invalid_request'),

@@ -1,5 +1,5 @@
 export { createAdyenAdapter, errorOutcome, paymentOutcome, DEFAULT_RETURN_URL } from './adapter';
-export type { AdyenAdapter, AdyenAdapterOptions, AdyenCompleteAuthenticationInput, PaymentAnswer } from './adapter';
+export type { AdyenAdapter, AdyenAdapterOptions, PaymentAnswer } from './adapter';
 export { authenticationOf, parseAdyenWebhook, ADYEN_WEBHOOK_REPLY } from './notifications';
 export type { AdyenCredentials } from '../../../lib/providers/adyen';
 export {

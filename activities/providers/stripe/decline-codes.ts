@@ -73,9 +73,9 @@ export const STRIPE_DECLINE_CODES: Readonly<Record<string, StripeDecline>> = {
   // The issuer wants 3-D Secure before it decides: another provider (or a retry asking for a challenge) may get through.
   authentication_required: soft('authentication_required'),
   // This config's credentials or our request: another config may work.
-  api_key_expired: soft('authentication_failed'),
-  authentication_error: soft('authentication_failed'),
-  permission_error: soft('authentication_failed'),
+  api_key_expired: soft('invalid_credentials'),
+  authentication_error: soft('invalid_credentials'),
+  permission_error: soft('invalid_credentials'),
   parameter_invalid_integer: soft('invalid_request'),
   parameter_missing: soft('invalid_request'),
   parameter_unknown: soft('invalid_request'),
