@@ -8,6 +8,19 @@ export interface CardVerdict {
   last4: string;
   /** Absent when the card is approved. */
   declineCode?: string;
+  /** Present for the 3-D Secure test cards (when nothing else declined the card). */
+  threeDSecure?: ThreeDSecureCard;
+}
+
+/**
+ * How a 3-D Secure test card behaves. `required`: challenged on every authorization; `optional`: supports
+ * 3-D Secure, challenged only when the authorization asks for it; `step_up`: declined
+ * `authentication_required` unless the authorization asks for 3-D Secure, then challenged.
+ */
+export interface ThreeDSecureCard {
+  authentication: 'required' | 'optional' | 'step_up';
+  /** What the issuer answers once the cardholder authenticated (absent: approved). */
+  declineAfterAuthentication?: string;
 }
 
 export interface CardInput {
@@ -23,6 +36,14 @@ const TEST_CARDS: Readonly<Record<string, string>> = {
   '4000000000009995': 'insufficient_funds',
   '4000000000000069': 'expired_card',
   '4000000000000119': 'processing_error',
+};
+
+// Stripe's 3-D Secure test cards, with the same meanings (docs/sandbox-processor.md#3-d-secure-in-the-sandbox).
+const THREE_D_SECURE_CARDS: Readonly<Record<string, ThreeDSecureCard>> = {
+  '4000002760003184': { authentication: 'required' },
+  '4000008400001629': { authentication: 'required', declineAfterAuthentication: 'card_declined' },
+  '4000000000003055': { authentication: 'optional' },
+  '4000002500003155': { authentication: 'step_up' },
 };
 
 const NETWORK_PREFIXES: readonly [RegExp, CardNetwork][] = [
@@ -49,8 +70,13 @@ export function luhnValid(pan: string): boolean {
   return sum % 10 === 0;
 }
 
+/** The card number without the spaces and dashes people type. */
+export function panOf(card: CardInput): string {
+  return card.number.replace(/[\s-]/g, '');
+}
+
 export function judgeCard(card: CardInput, now: Date): CardVerdict {
-  const pan = card.number.replace(/[\s-]/g, '');
+  const pan = panOf(card);
   const verdict = { network: networkOf(pan), last4: pan.slice(-4) };
   if (!/^\d{12,19}$/.test(pan) || !luhnValid(pan)) return { ...verdict, declineCode: 'invalid_number' };
   const scripted = TEST_CARDS[pan];
@@ -59,5 +85,29 @@ export function judgeCard(card: CardInput, now: Date): CardVerdict {
   const expiresAt = Date.UTC(card.exp_year, card.exp_month, 1);
   if (!(expiresAt > now.getTime())) return { ...verdict, declineCode: 'expired_card' };
   if (card.cvc !== undefined && !/^\d{3,4}$/.test(card.cvc)) return { ...verdict, declineCode: 'incorrect_cvc' };
-  return verdict;
+  const threeDSecure = THREE_D_SECURE_CARDS[pan];
+  return threeDSecure ? { ...verdict, threeDSecure } : verdict;
+}
+
+/** What an authorization does first: approve, decline, or challenge the cardholder (3-D Secure). */
+export type AuthorizationStep =
+  | { kind: 'approve' }
+  | { kind: 'decline'; declineCode: string }
+  | { kind: 'challenge'; declineAfterAuthentication?: string };
+
+/**
+ * The first step of an authorization of a judged card. `requested`: the authorization asks for 3-D
+ * Secure; `authenticated`: it carries authentication data the simulator issued for this card, which
+ * stands for a challenge passed (no second challenge; the issuer's answer after authentication).
+ */
+export function authorizationStep(verdict: CardVerdict, threeDSecure: { requested: boolean; authenticated: boolean }): AuthorizationStep {
+  if (verdict.declineCode) return { kind: 'decline', declineCode: verdict.declineCode };
+  const card = verdict.threeDSecure;
+  // A card without 3-D Secure ignores the request, as an issuer not enrolled does.
+  if (!card) return { kind: 'approve' };
+  const after = card.declineAfterAuthentication;
+  if (threeDSecure.authenticated) return after ? { kind: 'decline', declineCode: after } : { kind: 'approve' };
+  if (card.authentication === 'required' || threeDSecure.requested) return { kind: 'challenge', ...(after ? { declineAfterAuthentication: after } : {}) };
+  if (card.authentication === 'step_up') return { kind: 'decline', declineCode: 'authentication_required' };
+  return { kind: 'approve' };
 }

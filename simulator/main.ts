@@ -10,8 +10,11 @@ async function main(): Promise<void> {
   const port = Number(process.env.SIMULATOR_PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`SIMULATOR_PORT must be a port number, got "${process.env.SIMULATOR_PORT}"`);
   const host = process.env.SIMULATOR_HOST ?? '127.0.0.1';
+  // Where browsers reach the simulator (its challenge pages), when not at the address the engine calls it at.
+  const publicUrl = process.env.SIMULATOR_PUBLIC_URL || undefined;
+  if (publicUrl && !/^https?:\/\/[^/]/.test(publicUrl)) throw new Error(`SIMULATOR_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
 
-  const simulator = createSimulator({ log: (entry) => logger.info(entry, 'request') });
+  const simulator = createSimulator({ log: (entry) => logger.info(entry, 'request'), publicUrl });
   const running = await simulator.listen(port, host);
   logger.info({ url: running.url }, `sandbox simulator listening on ${running.url}`);
 

@@ -1,12 +1,17 @@
 // The `sandbox` payment processor (docs/sandbox-processor.md#the-sandbox-processor-simulator): a small processor HTTP API with
 // its own idempotency, scripted test cards and per-request failure knobs, plus an inspection API for tests.
 //
-//   POST /v1/charges                    authorize    { amount, currency, installments?, card }
+//   POST /v1/charges                    authorize    { amount, currency, installments?, card, capture?,
+//                                                      return_url?, notification_url?, three_d_secure? }
 //   POST /v1/charges/:id/capture        capture      { amount? }
-//   POST /v1/charges/:id/void           void         {}
+//   POST /v1/charges/:id/void           void         {} (also cancels a charge waiting for its challenge)
 //   POST /v1/charges/:id/refunds        refund       { amount }
+//   GET  /v1/charges/:id                the charge now, for the api key that made it
 //   GET  /v1/operations/:key            the first answer given for an idempotency key, and the charge now
-//   GET  /_inspect/keys/:key, GET /_inspect/stats, POST /_inspect/reset, GET /healthz
+//   GET  /challenge/:id, POST /challenge/:id   the 3-D Secure challenge page and the cardholder's answer
+//   GET  /_inspect/keys/:key, GET /_inspect/stats, POST /_inspect/reset, GET /_inspect/challenges,
+//   GET  /_inspect/notifications, POST /_inspect/notifications/hold, POST /_inspect/notifications/release,
+//   GET  /healthz
 //
 // /v1 calls need `Authorization: Bearer <api key>` (any non-empty key); POSTs need `Idempotency-Key`.
 // `X-Simulate: {"outage":true,"latency_ms":N,"blackhole":true,"decline_rate":0.5}` sets the knobs.
@@ -17,7 +22,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Koa, { Context, Next } from 'koa';
 import { Router } from '@koa/router';
 import parseBody from 'co-body';
-import { Answer, AuthorizeRequest, errorBody, Ledger, Operation, SimulatorError } from './ledger';
+import { challengePage, completedPage, errorPage } from './challenge-page';
+import { Answer, AuthenticationData, AuthorizeRequest, errorBody, Ledger, Operation, SimulatorError } from './ledger';
+import { authenticationCompletedEvent, Notifier } from './notifications';
 
 export interface SimulateKnobs {
   outage?: boolean;
@@ -39,6 +46,13 @@ export interface SimulatorOptions {
   now?: () => Date;
   /** One entry per answered request. Bodies are never logged (an authorize body holds a PAN). */
   log?: (entry: SimulatorLogEntry) => void;
+  /**
+   * The address browsers reach the simulator at, for challenge URLs (main.ts: SIMULATOR_PUBLIC_URL).
+   * Absent: the address the authorize reached it at (its Host header).
+   */
+  publicUrl?: string;
+  /** How long one try of a notification waits for the receiver's answer (default 5 s). */
+  notificationTimeoutMs?: number;
 }
 
 export interface RunningSimulator {
@@ -49,27 +63,85 @@ export interface RunningSimulator {
 
 export interface Simulator {
   ledger: Ledger;
+  notifier: Notifier;
   callback(): RequestListener;
   listen(port?: number, host?: string): Promise<RunningSimulator>;
 }
 
 const MAX_LATENCY_MS = 60_000;
+const NO_CHALLENGE = 'No such authentication';
 const OUTAGE: Answer = { status: 503, body: errorBody('provider_unavailable', 'the processor is unavailable') };
 
 interface State {
   knobs: SimulateKnobs;
+  apiKey: string;
 }
 
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const random = options.random ?? Math.random;
-  const ledger = new Ledger(options.now);
-  // Aborted on close, so pending latency timers do not keep a stopped simulator alive.
+  const now = options.now ?? (() => new Date());
+  const ledger = new Ledger(now);
+  // Aborted on close, so pending latency timers and notification retries do not keep a stopped simulator alive.
   const shutdown = new AbortController();
+  const notifier = new Notifier({ now, signal: shutdown.signal, timeoutMs: options.notificationTimeoutMs });
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
 
   const inspect = new Router({ prefix: '/_inspect' });
   inspect.get('/keys/:key', (ctx) => { ctx.body = ledger.keyStats(ctx.params.key); });
   inspect.get('/stats', (ctx) => { ctx.body = ledger.stats(); });
-  inspect.post('/reset', (ctx) => { ledger.reset(); ctx.body = { reset: true }; });
+  inspect.post('/reset', (ctx) => {
+    ledger.reset();
+    notifier.reset();
+    ctx.body = { reset: true };
+  });
+  inspect.get('/challenges', (ctx) => { ctx.body = { challenges: ledger.listChallenges() }; });
+  inspect.get('/challenges/:id', (ctx) => {
+    const challenge = ledger.challenge(ctx.params.id);
+    if (!challenge) throw new SimulatorError(404, 'not_found', `no challenge ${ctx.params.id}`);
+    ctx.body = challenge;
+  });
+  inspect.get('/notifications', (ctx) => { ctx.body = { holding: notifier.isHolding(), notifications: notifier.list() }; });
+  inspect.post('/notifications/hold', async (ctx) => {
+    const { hold } = await readJson(ctx);
+    if (hold !== undefined && typeof hold !== 'boolean') throw invalid('hold must be a boolean');
+    notifier.hold(hold ?? true);
+    ctx.body = { holding: notifier.isHolding() };
+  });
+  inspect.post('/notifications/release', async (ctx) => {
+    const { duplicate, reverse } = await readJson(ctx);
+    if (duplicate !== undefined && typeof duplicate !== 'boolean') throw invalid('duplicate must be a boolean');
+    if (reverse !== undefined && typeof reverse !== 'boolean') throw invalid('reverse must be a boolean');
+    ctx.body = { released: await notifier.release({ duplicate, reverse }) };
+  });
+
+  // The cardholder's side of 3-D Secure: a browser, no api key.
+  const challenges = new Router({ prefix: '/challenge' });
+  challenges.get('/:id', (ctx) => {
+    const challenge = ledger.challenge(ctx.params.id);
+    html(ctx, challenge ? 200 : 404, challenge ? challengePage(challenge) : errorPage(NO_CHALLENGE));
+  });
+  challenges.post('/:id', async (ctx) => {
+    const id = ctx.params.id;
+    if (!ledger.challenge(id)) return html(ctx, 404, errorPage(NO_CHALLENGE));
+    const action = (await readForm(ctx)).action;
+    if (action !== 'approve' && action !== 'fail') return html(ctx, 400, errorPage('The answer must be approve or fail'));
+    // Recorded once: a second answer changes nothing and sends the browser back again.
+    const completion = ledger.completeChallenge(id, action);
+    if (completion?.notification) {
+      const event = authenticationCompletedEvent(completion.charge, now());
+      await notifier.notify(completion.notification.url, completion.notification.apiKey, event);
+    }
+    const challenge = completion?.challenge ?? ledger.challenge(id);
+    if (!challenge) return html(ctx, 404, errorPage(NO_CHALLENGE));
+    if (challenge.return_url) {
+      const back = new URL(challenge.return_url);
+      back.searchParams.append('sim_charge', challenge.charge_id);
+      ctx.status = 303;
+      ctx.redirect(back.toString());
+      return;
+    }
+    html(ctx, 200, completedPage(challenge));
+  });
 
   const api = new Router<State>({ prefix: '/v1' });
   api.use(authenticate, readKnobs);
@@ -78,9 +150,22 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     const request = authorizeRequest(await readJson(ctx));
     await perform(ctx, 'authorize', 'charges', request, () => {
       const rate = ctx.state.knobs.decline_rate ?? 0;
-      const { charge, answer } = ledger.authorize(request, random() < rate ? 'card_declined' : undefined);
+      const base = publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+      const { charge, answer } = ledger.authorize(request, {
+        idempotencyKey: ctx.get('Idempotency-Key'),
+        apiKey: ctx.state.apiKey,
+        challengeUrl: (id) => `${base}/challenge/${encodeURIComponent(id)}`,
+        forcedDecline: random() < rate ? 'card_declined' : undefined,
+      });
       return { answer, chargeId: charge.id };
     });
+  });
+
+  // Like the operation look-up, it always answers (latency aside): it is how callers learn a challenge's end.
+  api.get('/charges/:id', async (ctx) => {
+    const charge = ledger.chargeFor(ctx.params.id, ctx.state.apiKey);
+    const answer: Answer = charge ? { status: 200, body: charge } : { status: 404, body: errorBody('charge_not_found', `no charge ${ctx.params.id}`) };
+    await answerAfterLatency(ctx, answer);
   });
 
   api.post('/charges/:id/capture', async (ctx) => {
@@ -103,7 +188,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   api.get('/operations/:key', async (ctx) => {
     const key = ctx.params.key;
     ledger.countLookup(key);
-    const found = ledger.lookup(key);
+    const found = ledger.lookup(key, ctx.state.apiKey);
     const answer: Answer = found
       ? { status: 200, body: { idempotency_key: key, operation: found.operation, status_code: found.answer.status, response: found.answer.body, charge: found.charge ?? null } }
       : { status: 404, body: errorBody('not_found', `no operation with idempotency key ${key}`) };
@@ -154,10 +239,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     ctx.body = answer.body;
   }
 
-  async function authenticate(ctx: Context, next: Next): Promise<void> {
+  async function authenticate(ctx: Context & { state: State }, next: Next): Promise<void> {
     ledger.countCall(ctx.method === 'POST' ? ctx.get('Idempotency-Key') || undefined : undefined);
     const token = /^Bearer\s+(\S.*)$/i.exec(ctx.get('Authorization'))?.[1];
     if (!token) throw new SimulatorError(401, 'authentication_failed', 'an api key is required in the Authorization header');
+    ctx.state.apiKey = token;
     await next();
   }
 
@@ -185,11 +271,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     else await next();
   });
   app.use(inspect.routes());
+  app.use(challenges.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
 
   return {
     ledger,
+    notifier,
     callback: () => app.callback(),
     listen(port = 0, host = '127.0.0.1') {
       const server = createServer(app.callback());
@@ -218,6 +306,21 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
 function invalid(message: string): SimulatorError {
   return new SimulatorError(400, 'invalid_request', message);
+}
+
+function html(ctx: Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+async function readForm(ctx: Context): Promise<Record<string, unknown>> {
+  try {
+    const form: unknown = await parseBody.form(ctx.req, { limit: '8kb' });
+    return typeof form === 'object' && form !== null ? (form as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 async function readJson(ctx: Context): Promise<Record<string, unknown>> {
@@ -278,5 +381,46 @@ function authorizeRequest(body: Record<string, unknown>): AuthorizeRequest {
   if (!isInteger(exp_month) || exp_month < 1 || exp_month > 12) throw invalid('card.exp_month must be 1-12');
   if (!isInteger(exp_year)) throw invalid('card.exp_year must be an integer');
   if (cvc !== undefined && typeof cvc !== 'string') throw invalid('card.cvc must be a string');
-  return { amount, currency: body.currency, installments, card: { number, exp_month, exp_year, cvc } };
+  if (body.capture !== undefined && typeof body.capture !== 'boolean') throw invalid('capture must be a boolean');
+  const returnUrl = optionalUrl(body.return_url, 'return_url');
+  const notificationUrl = optionalUrl(body.notification_url, 'notification_url');
+  const threeDSecure = threeDSecureRequest(body.three_d_secure);
+  return {
+    amount, currency: body.currency, installments, card: { number, exp_month, exp_year, cvc }, capture: body.capture === true,
+    ...(returnUrl ? { return_url: returnUrl } : {}),
+    ...(notificationUrl ? { notification_url: notificationUrl } : {}),
+    ...(threeDSecure ? { three_d_secure: threeDSecure } : {}),
+  };
+}
+
+const MAX_URL_LENGTH = 2_048;
+
+function optionalUrl(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH) throw invalid(`${name} must be an absolute http(s) URL`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(`${name} must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(`${name} must be an absolute http(s) URL`);
+  return value;
+}
+
+const EXTERNAL_FIELDS = ['version', 'eci', 'cavv', 'ds_transaction_id'] as const;
+
+function threeDSecureRequest(value: unknown): AuthorizeRequest['three_d_secure'] {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('three_d_secure must be an object');
+  const { requested, external } = value as Record<string, unknown>;
+  if (requested !== undefined && typeof requested !== 'boolean') throw invalid('three_d_secure.requested must be a boolean');
+  if (external === undefined) return { ...(requested !== undefined ? { requested } : {}) };
+  if (typeof external !== 'object' || external === null || Array.isArray(external)) throw invalid('three_d_secure.external must be an object');
+  const data = external as Record<string, unknown>;
+  for (const field of EXTERNAL_FIELDS) {
+    if (typeof data[field] !== 'string' || data[field] === '') throw invalid(`three_d_secure.external.${field} must be a non-empty string`);
+  }
+  const authentication = Object.fromEntries(EXTERNAL_FIELDS.map((field) => [field, data[field]])) as unknown as AuthenticationData;
+  return { ...(requested !== undefined ? { requested } : {}), external: authentication };
 }

@@ -1,16 +1,18 @@
 // The `sandbox` adapter: speaks the simulator's processor API over HTTP (undici) and normalizes every
-// answer to a ProviderOutcome. The PAN goes into the authorize request body and nowhere else.
+// answer to a ProviderOutcome. The PAN goes into the authorize request body and nowhere else; a 3-D
+// Secure authentication value (cavv) goes into it too when given, and is masked in every exchange record.
 
 import { Agent, request } from 'undici';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import {
-  Approved, AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, GetStatusInput, GetStatusOutput,
-  OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
-  RefundInput, RefundOutput, TransportError, UnknownOutcome, VoidInput, VoidOutput,
+  AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, CompleteAuthenticationInput, CompleteAuthenticationOutput,
+  GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation,
+  RefundInput, RefundOutput, ThreeDSecureRequest, TransportError, UnknownOutcome, VoidInput, VoidOutput,
 } from '../types';
 import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox';
-import { declineDecision } from './decline-codes';
+import { parseSandboxWebhook } from './notifications';
+import { authenticationOf, chargeOutcome, outcomeOf, redactAuthenticationValue } from './outcomes';
 
 export interface SandboxAdapterOptions {
   /** Where the simulator listens, e.g. http://127.0.0.1:4010. */
@@ -25,6 +27,8 @@ export interface SandboxAdapterOptions {
 }
 
 export interface SandboxAdapter extends ProviderAdapter {
+  completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
+  parseWebhook: NonNullable<ProviderAdapter['parseWebhook']>;
   /** Closes pooled connections (tests, shutdown). */
   close(): Promise<void>;
 }
@@ -93,7 +97,8 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
       });
       const text = await response.body.text();
       const body = parseJson(text);
-      return { answered: true, status: response.statusCode, body, exchange: { ...exchange(), response: { status: response.statusCode, body: redactSecrets(body) } } };
+      const recorded = redactAuthenticationValue(redactSecrets(body));
+      return { answered: true, status: response.statusCode, body, exchange: { ...exchange(), response: { status: response.statusCode, body: recorded } } };
     } catch (err) {
       const code = errorCode(err);
       const error = `${code ?? 'error'}: ${err instanceof Error ? err.message : String(err)}`;
@@ -128,10 +133,41 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
           installments: input.installments,
           card: { number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, ...(card.cvc ? { cvc: card.cvc } : {}) },
           ...(input.metadata ? { metadata: input.metadata } : {}),
+          ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
+          ...(input.notificationUrl ? { notification_url: input.notificationUrl } : {}),
+          ...(input.threeDSecure ? { three_d_secure: threeDSecureBody(input.threeDSecure) } : {}),
         },
-        summary: { amount: input.amount, currency: input.currency, installments: input.installments, card: { last4: card.number.slice(-4) } },
+        summary: {
+          amount: input.amount, currency: input.currency, installments: input.installments, card: { last4: card.number.slice(-4) },
+          ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
+          ...(input.notificationUrl ? { notification_url: input.notificationUrl } : {}),
+          // Whether external authentication data was sent, never the data.
+          ...(input.threeDSecure ? { three_d_secure: { requested: input.threeDSecure.requested === true, external: input.threeDSecure.external !== undefined } } : {}),
+        },
       });
     },
+
+    /**
+     * The charge as it is now (GET /v1/charges/:id): still waiting, or the challenge's end. Anything but
+     * a readable charge is `unknown` — the cardholder may have authenticated and the charge be approved,
+     * so nothing here may send the payment to another provider; the look-up by idempotency key settles it.
+     * The simulator appends `sim_charge` to the return URL; the charge is read by providerReference alone.
+     */
+    async completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput> {
+      const reply = await send({
+        operation: 'authenticate', idempotencyKey: input.idempotencyKey, method: 'GET',
+        path: `/v1/charges/${encodeURIComponent(input.providerReference)}`, credentials: input.credentials,
+      });
+      if (!reply.answered || reply.status !== 200) {
+        const outcome: UnknownOutcome = { kind: 'unknown', error: reply.answered ? `the charge look-up answered HTTP ${reply.status}` : reply.failure.error };
+        return { outcome, exchange: record(reply.exchange, outcome) };
+      }
+      const { outcome } = chargeOutcome(reply.body);
+      const authentication = authenticationOf(reply.body);
+      return { outcome, exchange: record(reply.exchange, outcome), ...(authentication ? { authentication } : {}) };
+    },
+
+    parseWebhook: (webhook) => parseSandboxWebhook(webhook),
 
     capture(input: CaptureInput): Promise<CaptureOutput> {
       const body = input.amount === undefined ? {} : { amount: input.amount };
@@ -165,54 +201,15 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Normalizing the simulator's answers
+// Reading the simulator's answers (the outcomes themselves: ./outcomes)
 
-function outcomeOf(status: number, body: unknown, chargeNow?: unknown): ProviderOutcome {
-  if (status >= 200 && status < 300) {
-    const approved = approvedFrom(body, chargeNow);
-    // A success we cannot read may still have moved money: reconcile rather than guess.
-    return approved ?? { kind: 'unknown', error: `unreadable HTTP ${status} answer` };
-  }
-  // A 5xx cascades (docs/sandbox-processor.md#adapters-activitiesproviders). The simulator only answers 5xx for an outage, when nothing was recorded.
-  // (A real processor whose 500 can mean "charged" should map it to `unknown` in its own adapter.)
-  if (status >= 500) return { kind: 'transport_error', error: `HTTP ${status} ${errorCodeOf(body) ?? ''}`.trim() };
-  if (status >= 400) {
-    const declineCode = errorCodeOf(body) ?? `http_${status}`;
-    const message = errorMessageOf(body);
-    return declineDecision(declineCode) === 'hard'
-      ? { kind: 'hard_decline', declineCode, ...(message ? { message } : {}) }
-      : { kind: 'soft_decline', declineCode, ...(message ? { message } : {}) };
-  }
-  return { kind: 'unknown', error: `unexpected HTTP ${status}` };
-}
-
-interface WireCharge {
-  id: string;
-  authorized_amount: number;
-  captured_amount: number;
-  refunded_amount: number;
-}
-
-function approvedFrom(body: unknown, chargeNow?: unknown): Approved | undefined {
-  const isRefund = isObject(body) && body.object === 'refund';
-  const answered = isRefund ? (body as Record<string, unknown>).charge : body;
-  // Prefer the charge as it is now (a status lookup), else as the answer showed it.
-  const charge = asCharge(chargeNow) ?? asCharge(answered);
-  if (!charge) return undefined;
+/** The simulator's three_d_secure request field: snake_case, as its API spells it. */
+function threeDSecureBody(request: ThreeDSecureRequest): Record<string, unknown> {
+  const { requested, external } = request;
   return {
-    kind: 'approved',
-    providerReference: charge.id,
-    authorizedAmount: charge.authorized_amount,
-    capturedAmount: charge.captured_amount,
-    refundedAmount: charge.refunded_amount,
-    ...(isRefund && typeof (body as Record<string, unknown>).id === 'string' ? { refundReference: (body as Record<string, string>).id } : {}),
+    ...(requested !== undefined ? { requested } : {}),
+    ...(external ? { external: { version: external.version, eci: external.eci, cavv: external.cavv, ds_transaction_id: external.dsTransactionId } } : {}),
   };
-}
-
-function asCharge(value: unknown): WireCharge | undefined {
-  if (!isObject(value) || typeof value.id !== 'string') return undefined;
-  const amounts = [value.authorized_amount, value.captured_amount, value.refunded_amount];
-  return amounts.every((amount) => typeof amount === 'number') ? (value as unknown as WireCharge) : undefined;
 }
 
 function asOperationRecord(value: unknown):
@@ -220,12 +217,4 @@ function asOperationRecord(value: unknown):
   if (!isObject(value) || typeof value.status_code !== 'number') return undefined;
   if (!['authorize', 'capture', 'void', 'refund'].includes(value.operation as string)) return undefined;
   return value as ReturnType<typeof asOperationRecord>;
-}
-
-function errorCodeOf(body: unknown): string | undefined {
-  return isObject(body) && isObject(body.error) && typeof body.error.code === 'string' ? body.error.code : undefined;
-}
-
-function errorMessageOf(body: unknown): string | undefined {
-  return isObject(body) && isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : undefined;
 }

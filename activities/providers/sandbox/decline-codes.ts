@@ -14,14 +14,18 @@ export const DECLINE_CODES: Readonly<Record<string, DeclineDecision>> = {
   lost_card: 'hard',
   fraudulent: 'hard',
   do_not_honor: 'hard',
+  // The cardholder failed (or abandoned) 3-D Secure: another provider would only challenge them again.
+  authentication_failed: 'hard',
 
   // The provider or the issuer, right now: another provider may get through.
   processing_error: 'soft',
   issuer_unavailable: 'soft',
   try_again_later: 'soft',
   provider_unavailable: 'soft',
-  // This config's credentials or our request shape, not the card: another config may work.
-  authentication_failed: 'soft',
+  // The issuer wants 3-D Secure: the authorization may be retried asking for it (the step-up).
+  authentication_required: 'soft',
+  // Our request shape, not the card: another config may work. (An api key refused, HTTP 401, is soft
+  // whatever its code: the adapter reads it from the status; docs/sandbox-processor.md#adapters-activitiesproviders.)
   invalid_request: 'soft',
 
   // Follow-up operations on an existing charge: retrying elsewhere makes no sense.

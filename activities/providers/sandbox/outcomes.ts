@@ -1,0 +1,118 @@
+// Reading the simulator's answers: a charge (or a refund, or an error) to a ProviderOutcome, and the 3-D
+// Secure data a charge carries. Pure, shared by the adapter's calls and its notifications.
+
+import { isObject } from '../wire';
+import type { ExternalAuthentication, HardDecline, ProviderOutcome, SoftDecline } from '../types';
+import { declineDecision } from './decline-codes';
+
+/** The simulator's charge fields every outcome needs. */
+interface WireCharge {
+  id: string;
+  status?: string;
+  authorized_amount: number;
+  captured_amount: number;
+  refunded_amount: number;
+  decline_code?: string | null;
+  next_action?: unknown;
+}
+
+/** The one-time authentication value, which no record may keep (exchanges, stored events). */
+const AUTHENTICATION_VALUE = 'cavv';
+
+export function declineOutcome(declineCode: string, message?: string): HardDecline | SoftDecline {
+  return declineDecision(declineCode) === 'hard'
+    ? { kind: 'hard_decline', declineCode, ...(message ? { message } : {}) }
+    : { kind: 'soft_decline', declineCode, ...(message ? { message } : {}) };
+}
+
+/**
+ * The outcome an answer means. `chargeNow` is the charge as a look-up shows it today, which tells the end
+ * of an authorization that answered `requires_action`.
+ */
+export function outcomeOf(status: number, body: unknown, chargeNow?: unknown): ProviderOutcome {
+  if (status >= 200 && status < 300) {
+    const refund = isObject(body) && body.object === 'refund' ? body : undefined;
+    // Prefer the charge as it is now (a status look-up), else as the answer showed it.
+    const charge = asCharge(chargeNow) ?? asCharge(refund ? refund.charge : body);
+    // A success we cannot read may still have moved money: reconcile rather than guess.
+    if (!charge) return { kind: 'unknown', error: `unreadable HTTP ${status} answer` };
+    const { outcome } = chargeOutcome(charge);
+    return outcome.kind === 'approved' && refund && typeof refund.id === 'string' ? { ...outcome, refundReference: refund.id } : outcome;
+  }
+  // A 5xx cascades (docs/sandbox-processor.md#adapters-activitiesproviders). The simulator only answers 5xx for an outage, when nothing was recorded.
+  // (A real processor whose 500 can mean "charged" should map it to `unknown` in its own adapter.)
+  if (status >= 500) return { kind: 'transport_error', error: `HTTP ${status} ${errorCodeOf(body) ?? ''}`.trim() };
+  if (status >= 400) {
+    const declineCode = errorCodeOf(body) ?? `http_${status}`;
+    const message = errorMessageOf(body);
+    // The api key refused: this config's credentials, not the card (another config may work), whatever
+    // the code says — `authentication_failed` is also the cardholder failing 3-D Secure, which is hard.
+    if (status === 401 || status === 403) return { kind: 'soft_decline', declineCode, ...(message ? { message } : {}) };
+    return declineOutcome(declineCode, message);
+  }
+  return { kind: 'unknown', error: `unexpected HTTP ${status}` };
+}
+
+/**
+ * Where a charge stands: waiting for the cardholder (`requires_action`), declined (by the decline table;
+ * `providerCode` is the simulator's code), or approved with its amounts.
+ */
+export function chargeOutcome(value: unknown): { outcome: ProviderOutcome; providerCode?: string } {
+  const charge = asCharge(value);
+  if (!charge) return { outcome: { kind: 'unknown', error: 'unreadable charge' } };
+  if (charge.status === 'requires_action') {
+    const url = redirectUrlOf(charge.next_action);
+    return { outcome: url ? { kind: 'requires_action', providerReference: charge.id, redirectUrl: url } : { kind: 'unknown', error: 'a charge requires action but names no redirect URL' } };
+  }
+  if (charge.status === 'declined') {
+    const declineCode = charge.decline_code || 'card_declined';
+    return { outcome: declineOutcome(declineCode), providerCode: declineCode };
+  }
+  return {
+    outcome: {
+      kind: 'approved',
+      providerReference: charge.id,
+      authorizedAmount: charge.authorized_amount,
+      capturedAmount: charge.captured_amount,
+      refundedAmount: charge.refunded_amount,
+    },
+  };
+}
+
+/** The 3-D Secure result a charge carries (the simulator shows it to the key that made the charge, once authenticated). */
+export function authenticationOf(charge: unknown): ExternalAuthentication | undefined {
+  if (!isObject(charge) || !isObject(charge.three_d_secure)) return undefined;
+  const { version, eci, cavv, ds_transaction_id: dsTransactionId } = charge.three_d_secure;
+  if (typeof version !== 'string' || typeof eci !== 'string' || typeof cavv !== 'string' || typeof dsTransactionId !== 'string') return undefined;
+  return { version, eci, cavv, dsTransactionId };
+}
+
+/** A copy with every authentication value (cavv) masked, at any depth. */
+export function redactAuthenticationValue(value: unknown, depth = 0): unknown {
+  if (depth > 10) return '[truncated]';
+  if (Array.isArray(value)) return value.map((item) => redactAuthenticationValue(item, depth + 1));
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [
+    key, key.toLowerCase() === AUTHENTICATION_VALUE ? '[redacted]' : redactAuthenticationValue(child, depth + 1),
+  ]));
+}
+
+function errorCodeOf(body: unknown): string | undefined {
+  return isObject(body) && isObject(body.error) && typeof body.error.code === 'string' ? body.error.code : undefined;
+}
+
+function errorMessageOf(body: unknown): string | undefined {
+  return isObject(body) && isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : undefined;
+}
+
+function asCharge(value: unknown): WireCharge | undefined {
+  if (!isObject(value) || typeof value.id !== 'string') return undefined;
+  const amounts = [value.authorized_amount, value.captured_amount, value.refunded_amount];
+  return amounts.every((amount) => typeof amount === 'number') ? (value as unknown as WireCharge) : undefined;
+}
+
+function redirectUrlOf(nextAction: unknown): string | undefined {
+  if (!isObject(nextAction) || !isObject(nextAction.redirect_to_url)) return undefined;
+  const url = nextAction.redirect_to_url.url;
+  return typeof url === 'string' && url !== '' ? url : undefined;
+}
