@@ -130,6 +130,8 @@ export interface AuthorizeContext {
   challengeUrl: (chargeId: string) => string;
   /** A decline the knobs force (decline_rate), unless the card itself declines. */
   forcedDecline?: string;
+  /** The knobs' decline after a completed challenge (decline_after_authentication). */
+  declineAfterAuthentication?: string;
 }
 
 /** The authentication data the simulator issues when a cardholder passes a challenge. */
@@ -250,7 +252,8 @@ export class Ledger {
         return_url: returnUrl, notification_url: request.notification_url ?? null, created_at: at, completed_at: null,
       },
       capture: request.capture,
-      ...(step.declineAfterAuthentication ? { declineAfterAuthentication: step.declineAfterAuthentication } : {}),
+      ...(context.declineAfterAuthentication ?? step.declineAfterAuthentication
+        ? { declineAfterAuthentication: context.declineAfterAuthentication ?? step.declineAfterAuthentication } : {}),
       card,
       apiKey: context.apiKey,
     });

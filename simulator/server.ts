@@ -31,6 +31,8 @@ export interface SimulateKnobs {
   latency_ms?: number;
   blackhole?: boolean;
   decline_rate?: number;
+  /** A challenged charge declines with this code after the cardholder authenticated (instead of the card's own outcome). */
+  decline_after_authentication?: string;
 }
 
 export interface SimulatorLogEntry {
@@ -156,6 +158,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         apiKey: ctx.state.apiKey,
         challengeUrl: (id) => `${base}/challenge/${encodeURIComponent(id)}`,
         forcedDecline: random() < rate ? 'card_declined' : undefined,
+        declineAfterAuthentication: ctx.state.knobs.decline_after_authentication,
       });
       return { answer, chargeId: charge.id };
     });
@@ -345,8 +348,9 @@ export function parseKnobs(header: string): SimulateKnobs {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('X-Simulate must be a JSON object');
   const knobs = value as Record<string, unknown>;
-  const { outage, latency_ms, blackhole, decline_rate } = knobs;
-  const unknown = Object.keys(knobs).filter((key) => !['outage', 'latency_ms', 'blackhole', 'decline_rate'].includes(key));
+  const { outage, latency_ms, blackhole, decline_rate, decline_after_authentication: after } = knobs;
+  const unknown = Object.keys(knobs).filter((key) => !['outage', 'latency_ms', 'blackhole', 'decline_rate', 'decline_after_authentication'].includes(key));
+  if (after !== undefined && !(typeof after === 'string' && /^[a-z_]{1,40}$/.test(after))) throw invalid('decline_after_authentication must be a decline code');
   if (unknown.length > 0) throw invalid(`unknown X-Simulate knob ${unknown.join(', ')}`);
   if (outage !== undefined && typeof outage !== 'boolean') throw invalid('outage must be a boolean');
   if (blackhole !== undefined && typeof blackhole !== 'boolean') throw invalid('blackhole must be a boolean');

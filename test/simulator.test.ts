@@ -278,7 +278,7 @@ describe('sandbox simulator through the sandbox adapter', () => {
     it('rejects a call without an api key (soft: another config may work)', async () => {
       const output = await authorize('4242424242424242', { creds: { api_key: '' } });
 
-      expect(output.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_failed' });
+      expect(output.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'invalid_credentials' });
       expect(output.exchange.response?.status).toBe(401);
     });
 

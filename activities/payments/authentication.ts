@@ -21,7 +21,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
   /** Asks the processor how the authentication ended (with the customer's return parameters, if any). */
   async function askProcessor(args: AuthenticationArgs, provider: OpenProvider, returnParams: Record<string, string>): Promise<CompleteAuthenticationOutput | undefined> {
     const charge = await findCharge(db, args.environment, args.chargeId);
-    if (!provider.adapter.completeAuthentication || !charge?.provider_reference) return undefined;
+    if (!charge?.provider_reference) return undefined;
     const payment = await findPayment(db, args.environment, args.paymentId);
     const redirectUrl = payment?.next_action?.charge_id === args.chargeId ? payment.next_action.redirect_to_url.url : undefined;
     return withHeartbeat(provider.adapter.completeAuthentication({

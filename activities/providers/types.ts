@@ -318,7 +318,7 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    */
   capturesWithAuthorization?: boolean;
   /** Finishes an authorization that answered `requires_action`, once the customer is back. */
-  completeAuthentication?(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
+  completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
   /**
    * Verifies a webhook request with the config's credentials and normalizes its events. Pure (no I/O):
    * the API stores what it returns and signals the workflows. Absent: the provider sends no webhooks.

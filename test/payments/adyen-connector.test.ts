@@ -250,3 +250,53 @@ describe('cascading from stripe to adyen', () => {
     expect(adyen.state().payments.length).toBe(before);
   });
 });
+
+describe('3-D Secure at the real connectors', () => {
+  const challenge = async (url: string, action: 'approve' | 'fail') => (await fetch(url, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `action=${action}`, redirect: 'manual',
+  })).headers.get('location');
+
+  it('adyen: RedirectShopper waits in REQUIRES_ACTION; the customer\'s return (redirectResult) completes it through /payments/details', async () => {
+    adyen.holdNotifications(true);
+    const created = await createPayment(stack, merchant, { amount: 3100 });
+    const res = await confirm(stack, merchant, created.body.data.id, { payment_method: holderCard('4000002760003184'), return_url: 'http://shop.example.test/done' });
+    expect(res.body.data.status, JSON.stringify(res.body)).toBe('REQUIRES_ACTION');
+    const back = await challenge(res.body.data.next_action.redirect_to_url.url, 'approve');
+    expect(back).toContain(`/v1/payments/${created.body.data.id}/authentication-return`);
+    expect(back).toContain('redirectResult=');
+    const landed = await fetch(back!, { redirect: 'manual' });
+    expect(landed.status).toBe(303);
+    expect(landed.headers.get('location')).toContain(`payment_intent=${created.body.data.id}`);
+    const p = await settled(merchant, created.body.data.id, (x) => x.status === 'SUCCEEDED');
+    expect(p.charges[0].exchanges.map((e: any) => e.operation)).toContain('authenticate');
+    // The held AUTHORISATION arrives late and changes nothing.
+    await adyen.releaseNotifications();
+    adyen.holdNotifications(false);
+    expect((await getPayment(stack, merchant, created.body.data.id)).charges).toHaveLength(1);
+  });
+
+  it('adyen: a failed challenge (refusal 11) is a hard authentication_failed', async () => {
+    const created = await createPayment(stack, merchant, { amount: 3100 });
+    const res = await confirm(stack, merchant, created.body.data.id, { payment_method: holderCard('4000002760003184') });
+    await challenge(res.body.data.next_action.redirect_to_url.url, 'fail');
+    const p = await settled(merchant, created.body.data.id, (x) => x.status === 'FAILED');
+    expect(p.last_error).toMatchObject({ code: 'authentication_failed' });
+  });
+
+  it('stripe: requires_action with Stripe\'s redirect; Stripe\'s webhook completes it, then the customer lands on the shop', async () => {
+    stripe.setWebhook({ url: `${stack.baseUrl}${webhookPath(cascadeStripe.id)}`, secret: 'whsec_cascade' });
+    const created = await createPayment(stack, cascade, { amount: 2700 });
+    const res = await confirm(stack, cascade, created.body.data.id, { payment_method: holderCard('4000002760003184'), return_url: 'http://shop.example.test/done' });
+    expect(res.body.data.status, JSON.stringify(res.body)).toBe('REQUIRES_ACTION');
+    expect(res.body.data.next_action.redirect_to_url.url).toContain(stripe.url);
+    const back = await challenge(res.body.data.next_action.redirect_to_url.url, 'approve');
+    const p = await settled(cascade, created.body.data.id, (x) => x.status === 'SUCCEEDED');
+    expect(p.charges.map((c: any) => [c.status, c.payment_provider_config_id])).toEqual([['CAPTURED', cascadeStripe.id]]);
+    const landed = await fetch(back!, { redirect: 'manual' });
+    expect(new URL(landed.headers.get('location')!).searchParams.get('redirect_status')).toBe('succeeded');
+    // Stripe's client secret, in the return URL, is never kept.
+    const charge = await stack.db('sandbox.charges').where({ id: p.charges[0].id }).first();
+    expect(charge.return_params_sealed === null || !charge.return_params_sealed.includes('secret')).toBe(true);
+    stripe.setWebhook(null);
+  });
+});

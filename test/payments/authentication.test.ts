@@ -6,6 +6,7 @@ import { card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixt
 import { eventually } from '../support/worker-process';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
 import { flatten } from '../support/history';
+import { processingSince } from '../../db/payments';
 
 // 3-D Secure end to end (docs/authentication.md): the real API, Postgres and Temporal, the sandbox
 // processor's challenge page and its signed notifications. The customer's browser is played by HTTP
@@ -39,7 +40,7 @@ async function followReturn(location: string) {
   return { status: res.status, location: res.headers.get('location'), text: await res.text() };
 }
 
-async function requiringAction(m = f, number: string = CARDS_3DS.always, create: Record<string, unknown> = {}, returnUrl: string | undefined = RETURN_URL) {
+async function requiringAction(m = f, number: string = CARDS_3DS.always, create: Record<string, unknown> = {}, returnUrl: string | null = RETURN_URL) {
   const created = await createPayment(stack, m.merchant, { amount: 4200, ...create });
   const res = await confirm(stack, m.merchant, created.body.data.id, { payment_method: card(number), ...(returnUrl ? { return_url: returnUrl } : {}) });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -62,8 +63,8 @@ beforeAll(async () => {
   stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '2000', AUTHENTICATION_TIMEOUT: '4s' });
   worker = await startWorker(stack);
   f = await paymentsFixture(stack);
-  // The primary config declines everything softly: the backup takes what follows.
-  soft = await paymentsFixture(stack, { primary: { decline_rate: 1 } });
+  // The primary config declines softly once the cardholder has authenticated: the backup takes what follows.
+  soft = await paymentsFixture(stack, { primary: { decline_after_authentication: 'issuer_unavailable' } });
 });
 afterAll(async () => {
   await worker?.stop();
@@ -149,7 +150,7 @@ describe('a payment that requires authentication', () => {
   });
 
   it('works without a return_url: the last page says the payment is complete', async () => {
-    const { id, url } = await requiringAction(f, CARDS_3DS.always, {}, undefined);
+    const { id, url } = await requiringAction(f, CARDS_3DS.always, {}, null);
     const back = await answerChallenge(url, 'approve');
     if (back) {
       const landed = await followReturn(back);
@@ -218,7 +219,7 @@ describe('while the customer authenticates', () => {
     expect(history).not.toContain('cavv');
   });
 
-  it('is found by PaymentStatus="REQUIRES_ACTION" and says so in the Temporal UI\'s current details', async () => {
+  it('is found by PaymentStatus="REQUIRES_ACTION", says so in the Temporal UI\'s current details, and is not stuck', async () => {
     const { id } = await requiringAction();
     const client = await stack.deps.temporal();
     const found = await eventually(async () => {
@@ -226,11 +227,13 @@ describe('while the customer authenticates', () => {
       return undefined;
     }, 15_000, 250);
     expect(found.workflowId).toBe(paymentWorkflowId(id));
-    const described = await client.workflow.getHandle(paymentWorkflowId(id)).describe();
-    const details = (described.raw.executionConfig as any)?.userMetadata?.details;
-    void details;
+    const metadata = await client.workflow.getHandle(paymentWorkflowId(id)).query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toMatch(/waiting for customer authentication \(since \d{4}-\d\d-\d\dT/);
     const query = await client.workflow.getHandle(paymentWorkflowId(id)).query('state') as any;
     expect(query.authentication.chargeId).toMatch(/^ch_/);
+    // The stuck-payment watchdog's look: a payment waiting for its customer is not stuck.
+    const stuck = await processingSince(stack.db, 'production', new Date(Date.now() + 3_600_000), 1000);
+    expect(stuck.map((p) => p.id)).not.toContain(id);
   });
 });
 

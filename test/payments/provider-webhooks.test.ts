@@ -95,15 +95,15 @@ describe('the provider webhook route', () => {
     expect(await eventsOf(config.id)).toHaveLength(before);
   });
 
-  it('answers 404 for an unknown config and for a provider that sends no webhooks', async () => {
+  it('answers 404 for an unknown config, and 401 for a sandbox config\'s unsigned request', async () => {
     expect((await post('ppc_01NOSUCHCONFIG0000000000000', {}, 't=1,v1=0')).status).toBe(404);
     expect((await post('not-an-id', {}, 't=1,v1=0')).status).toBe(404);
     const sandbox = await stack.http.post('/v1/payment-providers?sandbox_mode=true').set(bearer(systemToken()))
       .send({ name: 'Sandbox', identifier: 'sandbox', config: {} });
     const sandboxConfig = await createConfig(stack, merchant, sandbox.body.data.id, { name: 'Sim', credentials: { api_key: 'sim_key_0001' } });
     const res = await post(sandboxConfig.id, {}, 't=1,v1=0');
-    expect(res.status).toBe(404);
-    expect(res.body.error.details.reason).toBe('not_found');
+    expect(res.status).toBe(401);
+    expect(res.body.error.details.reason).toBe('invalid_signature');
   });
 
   it('stores and acknowledges an event about something Switchboard did not make', async () => {

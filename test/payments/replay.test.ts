@@ -9,6 +9,9 @@ import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../su
 import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
 
+/** The sandbox's 3-D Secure test cards (docs/authentication.md). */
+const CARDS_3DS = { always: '4000002760003184', stepUp: '4000002500003155' } as const;
+
 /**
  * Determinism guard: histories recorded from real runs (checked in under test/histories/) are replayed
  * against the current workflow code; a change that would break running workflows fails here.
@@ -24,8 +27,11 @@ describe('replaying recorded workflow histories', () => {
 
   it('has recorded histories to replay', () => {
     expect(files.length).toBeGreaterThanOrEqual(5);
-    // The create update that carries a confirm (create and confirm in one request) is covered too.
+    // The create update that carries a confirm (create and confirm in one request) is covered too, and
+    // every path of a customer authentication.
     expect(files).toContain('payment-create-and-confirm.json');
+    for (const name of ['notified', 'returned', 'failed', 'timeout', 'canceled']) expect(files).toContain(`payment-authentication-${name}.json`);
+    expect(files).toEqual(expect.arrayContaining(['payment-step-up.json', 'payment-no-second-challenge.json']));
   });
 
   it('replays every one against the current workflow code', async () => {
@@ -47,7 +53,7 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
   let worker: RunningWorker;
   beforeAll(async () => {
     sim = await startSimulator();
-    stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
+    stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000', AUTHENTICATION_TIMEOUT: '3s' });
     worker = await startWorker(stack);
   });
   afterAll(async () => {
@@ -59,6 +65,17 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
   it('records one history per payment path', async () => {
     const f = await paymentsFixture(stack);
     const outage = await paymentsFixture(stack, { primary: { outage: true } });
+    const softAfterAuthentication = await paymentsFixture(stack, { primary: { decline_after_authentication: 'issuer_unavailable' } });
+    const simPost = (path: string, body: unknown) => fetch(`${sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const requiringAction = async (m: typeof f, number: string, create: Record<string, unknown> = {}) => {
+      const created = await createPayment(stack, m.merchant, { amount: 4200, ...create });
+      const res = await confirm(stack, m.merchant, created.body.data.id, { payment_method: card(number), return_url: 'https://shop.example.test/done' });
+      expect(res.body.data.status, JSON.stringify(res.body)).toBe('REQUIRES_ACTION');
+      return { id: created.body.data.id as string, url: res.body.data.next_action.redirect_to_url.url as string };
+    };
+    const answerChallenge = async (url: string, action: 'approve' | 'fail') => (await fetch(url, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `action=${action}`, redirect: 'manual',
+    })).headers.get('location');
     const scenarios: Record<string, () => Promise<string>> = {
       'payment-approved': async () => (await pay(stack, f.merchant, CARDS.visa)).body.data.id,
       'payment-hard-decline': async () => (await pay(stack, f.merchant, CARDS.declined)).body.data.id,
@@ -86,6 +103,47 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
       },
       // Create and confirm in one request: the `create` update carries the confirm.
       'payment-create-and-confirm': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.visa) })).body.data.id,
+      // 3-D Secure (docs/authentication.md): the processor's notification completes the challenge…
+      'payment-authentication-notified': async () => {
+        const { id, url } = await requiringAction(f, CARDS_3DS.always);
+        await answerChallenge(url, 'approve');
+        return id;
+      },
+      // …or the customer's return does (the notification held back, then delivered twice, applied once).
+      'payment-authentication-returned': async () => {
+        await simPost('/_inspect/notifications/hold', { hold: true });
+        const { id, url } = await requiringAction(f, CARDS_3DS.always, { auto_capture: false });
+        const back = await answerChallenge(url, 'approve');
+        await fetch(back!, { redirect: 'manual' });
+        await simPost('/_inspect/notifications/release', { duplicate: true });
+        await simPost('/_inspect/notifications/hold', { hold: false });
+        return id;
+      },
+      'payment-authentication-failed': async () => {
+        const { id, url } = await requiringAction(f, CARDS_3DS.always);
+        await answerChallenge(url, 'fail');
+        return id;
+      },
+      'payment-authentication-timeout': async () => {
+        const { id } = await requiringAction(f, CARDS_3DS.always);
+        await new Promise((r) => setTimeout(r, 3500));
+        return id;
+      },
+      'payment-authentication-canceled': async () => {
+        const { id } = await requiringAction(f, CARDS_3DS.always);
+        await stack.http.post(`/v1/payments/${id}/cancel`).set(bearer(f.merchant.secretKey)).send({});
+        return id;
+      },
+      'payment-step-up': async () => {
+        const { id, url } = await requiringAction(f, CARDS_3DS.stepUp);
+        await answerChallenge(url, 'approve');
+        return id;
+      },
+      'payment-no-second-challenge': async () => {
+        const { id, url } = await requiringAction(softAfterAuthentication, CARDS_3DS.always);
+        await answerChallenge(url, 'approve');
+        return id;
+      },
     };
     mkdirSync(DIR, { recursive: true });
     const client = await stack.deps.temporal();

@@ -11,7 +11,7 @@ import { flatten } from '../support/history';
 // local double of Stripe's API (test/doubles/stripe) at the HTTP boundary. A sandbox account, since a
 // provider's api_base may be http:// on loopback only in sandbox.
 
-const STRIPE_CARDS = { lost: '4000000000009987', requiresAction: '4000000000003220' } as const;
+const STRIPE_CARDS = { lost: '4000000000009987', stepUp: '4000002500003155' } as const;
 
 let sim: TestSimulator;
 let double: StripeDouble;
@@ -156,13 +156,19 @@ describe('payments through stripe', () => {
     expect(res.body.data.charges.map((c: any) => [c.status, c.decline_code])).toEqual([['DECLINED', 'insufficient_funds']]);
   });
 
-  it('cascades on a soft decline from Stripe to the sandbox provider', async () => {
-    const res = await pay(stack, merchant, STRIPE_CARDS.requiresAction);
-    expect(res.body.data.status).toBe('SUCCEEDED');
-    expect(res.body.data.charges.map((c: any) => [c.attempt_no, c.status, c.decline_code, c.payment_provider_config_id])).toEqual([
+  it('steps up at Stripe: authentication_required is retried there with request_three_d_secure, and waits for the customer', async () => {
+    const res = await pay(stack, merchant, STRIPE_CARDS.stepUp);
+    expect(res.body.data.status).toBe('REQUIRES_ACTION');
+    expect(res.body.data.next_action.redirect_to_url.url).toContain(double.url);
+    const charges = (await getPayment(stack, merchant, res.body.data.id)).charges;
+    expect(charges.map((c: any) => [c.attempt_no, c.status, c.decline_code, c.payment_provider_config_id])).toEqual([
       [1, 'FAILED', 'authentication_required', stripeConfig.id],
-      [2, 'CAPTURED', null, sandboxConfig.id],
+      [2, 'REQUIRES_ACTION', null, stripeConfig.id],
     ]);
+    await stack.http.post(`/v1/payments/${res.body.data.id}/cancel`).set(bearer(merchant.secretKey)).send({});
+  });
+
+  it('cascades on a soft decline from Stripe to the sandbox provider', async () => {
     const processing = await pay(stack, merchant, CARDS.processingError);
     expect(processing.body.data.charges.map((c: any) => [c.status, c.decline_code, c.payment_provider_config_id])).toEqual([
       ['FAILED', 'processing_error', stripeConfig.id],

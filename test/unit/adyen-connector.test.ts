@@ -353,7 +353,7 @@ describe('the adyen adapter against the double', () => {
     const capture = await adapter().capture({ credentials, idempotencyKey: 'ch_y:capture', providerReference: 'ABC', amount: 100, currency: 'EURO' });
     expect(capture.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_request' });
     const noAccount = await adapter().authorize({ credentials: { ...credentials, merchant_account: '' }, idempotencyKey: key(), amount: 1000, currency: 'EUR', installments: 1, card: card() });
-    expect(noAccount.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_failed' });
+    expect(noAccount.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'invalid_credentials' });
     expect(noAccount.exchange).toMatchObject({ response: { status: 403 }, provider_code: '901' });
   });
 

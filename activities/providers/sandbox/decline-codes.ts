@@ -19,6 +19,8 @@ export const DECLINE_CODES: Readonly<Record<string, DeclineDecision>> = {
 
   // The provider or the issuer, right now: another provider may get through.
   processing_error: 'soft',
+  // This config's api key was refused: another config may work.
+  invalid_credentials: 'soft',
   issuer_unavailable: 'soft',
   try_again_later: 'soft',
   provider_unavailable: 'soft',

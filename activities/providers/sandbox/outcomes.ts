@@ -46,8 +46,8 @@ export function outcomeOf(status: number, body: unknown, chargeNow?: unknown): P
     const declineCode = errorCodeOf(body) ?? `http_${status}`;
     const message = errorMessageOf(body);
     // The api key refused: this config's credentials, not the card (another config may work), whatever
-    // the code says — `authentication_failed` is also the cardholder failing 3-D Secure, which is hard.
-    if (status === 401 || status === 403) return { kind: 'soft_decline', declineCode, ...(message ? { message } : {}) };
+    // the simulator calls it (its `authentication_failed` there is not the cardholder failing 3-D Secure).
+    if (status === 401 || status === 403) return { kind: 'soft_decline', declineCode: 'invalid_credentials', ...(message ? { message } : {}) };
     return declineOutcome(declineCode, message);
   }
   return { kind: 'unknown', error: `unexpected HTTP ${status}` };
