@@ -18,7 +18,7 @@ export interface AdapterOptions {
   apiBase?: string;
   /** The environment the call is made in, for adapters whose default endpoint depends on it (adyen: test or live). */
   environment?: 'sandbox' | 'production';
-  /** Where a processor would send a shopper back after a redirect (adyen requires one; 3-D Secure is not done yet). */
+  /** The adapter's fallback return URL for an authorize without one (adyen requires one; the engine always gives its own). */
   returnUrl?: string;
 }
 
