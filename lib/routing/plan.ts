@@ -1,6 +1,8 @@
 // The routing plan (docs/providers-and-routing.md#routing-plan): which provider configs a payment may try, in which order.
 // Pure: the caller loads configs, providers, fees and rules; this decides.
 
+import { rankCandidates } from './adaptive';
+import type { HealthWindow, RankingReason, RoutingSettings } from './adaptive-contract';
 import { Conditions, matchesConditions, PaymentFacts } from './conditions';
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
@@ -49,6 +51,17 @@ export interface RoutingPlanInput {
   configs: RoutingConfig[];
   providers: RoutingProvider[];
   routing?: RoutingHints;
+  /**
+   * Adaptive routing (docs/routing.md): the account's settings and the configs' recent health. The
+   * eligible candidates not named by a hint are ranked by it before the max_attempts cut, so a healthy
+   * config can take the place of one whose circuit is open. Absent: rules → least cost.
+   */
+  adaptive?: {
+    settings: RoutingSettings;
+    health: { success: Record<string, HealthWindow>; elimination: Record<string, HealthWindow> };
+    paymentId: string;
+    now: string;
+  };
 }
 
 export type CandidateReason = 'hint' | 'least_cost' | 'least_cost_cross_currency' | 'no_fee_configured';
@@ -60,6 +73,8 @@ export interface Candidate {
   /** Minor units of the payment currency; null when the config has no fee for the method. */
   estimated_fee: number | null;
   reason: CandidateReason;
+  /** Why adaptive routing put it where it is (score, window counts, circuit); absent for hints and without adaptive input. */
+  ranking?: RankingReason;
 }
 
 export type IneligibleReason =
@@ -122,11 +137,27 @@ export function buildRoutingPlan(input: RoutingPlanInput): RoutingPlan {
     }
   }
 
-  const ordered = orderCandidates(eligible, routing.provider_config_ids ?? []);
-  for (const rest of ordered.slice(maxAttempts)) {
-    ineligible.push({ payment_provider_config_id: rest.config.id, payment_provider_id: rest.config.payment_provider_id, reason: 'beyond_max_attempts' });
+  const ordered = orderCandidates(eligible, routing.provider_config_ids ?? []).map(toCandidate);
+  const ranked = input.adaptive ? rank(ordered, input.adaptive) : ordered;
+  for (const rest of ranked.slice(maxAttempts)) {
+    ineligible.push({ payment_provider_config_id: rest.payment_provider_config_id, payment_provider_id: rest.payment_provider_id, reason: 'beyond_max_attempts' });
   }
-  return { candidates: ordered.slice(0, maxAttempts).map(toCandidate), ineligible };
+  return { candidates: ranked.slice(0, maxAttempts), ineligible };
+}
+
+/** Hinted candidates stay first, as the merchant named them; the rest are ranked by adaptive routing. */
+function rank(ordered: Candidate[], adaptive: NonNullable<RoutingPlanInput['adaptive']>): Candidate[] {
+  const hinted = ordered.filter((c) => c.reason === 'hint');
+  const rest = ordered.filter((c) => c.reason !== 'hint');
+  const byId = new Map(rest.map((c) => [c.payment_provider_config_id, c]));
+  const ranked = rankCandidates({
+    candidates: rest.map((c) => ({ provider_config_id: c.payment_provider_config_id, estimated_fee: c.estimated_fee })),
+    health: adaptive.health,
+    settings: adaptive.settings,
+    payment_id: adaptive.paymentId,
+    now: adaptive.now,
+  });
+  return [...hinted, ...ranked.map((r) => ({ ...byId.get(r.provider_config_id)!, ranking: r.reason }))];
 }
 
 function assess(
