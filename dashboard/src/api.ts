@@ -2,6 +2,11 @@
  * The dashboard talks only to the public /v1 API, with the operator's own credential (an API key or a
  * JWT) kept in sessionStorage: it is gone when the tab closes.
  */
+import type { ProviderAnalytics } from '../../lib/routing/adaptive-contract';
+
+// The analytics shapes are the API's own contract (pure types), not a copy.
+export type { AnalyticsPoint, CircuitState, ProviderAnalytics } from '../../lib/routing/adaptive-contract';
+
 const TOKEN = 'switchboard.token';
 const ACCOUNT = 'switchboard.account';
 
@@ -83,6 +88,9 @@ export function client(session: Session) {
     deliveries: (query: Query) => list<WebhookDelivery>('/webhook-deliveries', query),
     delivery: (id: string) => get<WebhookDelivery>(`/webhook-deliveries/${encodeURIComponent(id)}`),
     replay: (id: string) => call<WebhookDelivery>(token, 'POST', `/webhook-deliveries/${encodeURIComponent(id)}/replay`, {}, {}).then((r) => r.data),
+    /** Per provider config: totals, the circuit now and a series over [from, to) by `interval`. */
+    providerAnalytics: (range: { from: string; to: string; interval: ProviderAnalytics['interval'] }) =>
+      get<ProviderAnalytics>('/analytics/providers', { account_id: accountId, ...range }),
     recover: (id: string, since: string, until?: string) => call<{ recovered: number }>(token, 'POST', `/webhook-endpoints/${encodeURIComponent(id)}/recover`, {}, { since, ...(until ? { until } : {}) }).then((r) => r.data),
   };
 }

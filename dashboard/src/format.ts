@@ -26,7 +26,7 @@ export function relative(value: string | null | undefined, now = Date.now()): st
 
 export function duration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return '—';
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
 /** `payment_intent.succeeded` → `Payment intent succeeded`; `dead_lettered` → `Dead lettered`. */
@@ -39,4 +39,16 @@ export function humanize(value: string): string {
 export function toLocalInput(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+const integer = new Intl.NumberFormat('en-US');
+
+/** 2520 → `2,520`. */
+export function count(value: number): string {
+  return integer.format(value);
+}
+
+/** A share (0..1) as a percentage with one decimal: 0.95 → `95.0%`; null (no data) → `—`. */
+export function percent(share: number | null | undefined): string {
+  return share === null || share === undefined ? '—' : `${(share * 100).toFixed(1)}%`;
 }

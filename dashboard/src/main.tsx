@@ -9,6 +9,7 @@ import { PaymentDetail } from './views/payment';
 import { Webhooks } from './views/webhooks';
 import { EndpointDetail } from './views/endpoint';
 import { DeliveryDetail } from './views/delivery';
+import { Providers } from './views/providers';
 import './styles.css';
 
 function App() {
@@ -45,12 +46,13 @@ function App() {
   const expired = () => signOut('Your session ended (the credential was rejected). Sign in again.');
   const { path, query } = location;
   let view;
-  let section: 'payments' | 'webhooks' = 'payments';
+  let section: 'payments' | 'webhooks' | 'providers' = 'payments';
   let params: Record<string, string> | null;
   if ((params = match('/payments/:id', path))) view = <PaymentDetail api={api} id={params.id} onUnauthorized={expired} />;
   else if ((params = match('/webhooks/endpoints/:id', path))) { section = 'webhooks'; view = <EndpointDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if ((params = match('/webhooks/deliveries/:id', path))) { section = 'webhooks'; view = <DeliveryDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if (path === '/webhooks') { section = 'webhooks'; view = <Webhooks api={api} query={query} onUnauthorized={expired} />; }
+  else if (path === '/providers') { section = 'providers'; view = <Providers api={api} query={query} onUnauthorized={expired} />; }
   else view = <PaymentList api={api} query={query} onUnauthorized={expired} />;
 
   return (
@@ -60,6 +62,7 @@ function App() {
         <nav class="nav">
           <Link to="/payments" class={section === 'payments' ? 'active' : ''}>Payments</Link>
           <Link to="/webhooks" class={section === 'webhooks' ? 'active' : ''}>Webhooks</Link>
+          <Link to="/providers" class={section === 'providers' ? 'active' : ''}>Providers</Link>
         </nav>
         <div class="who">
           {account ? (

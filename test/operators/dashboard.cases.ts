@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Route } from 'playwright-core';
+import type { AnalyticsPoint, ProviderAnalytics } from '../../lib/routing/adaptive-contract';
 import { bearer, createMerchant, TestStack } from '../support/stack';
 import { CARDS, pay, paymentsFixture, PaymentsFixture } from '../support/payments';
 import { deliveryFor, enabledEndpoint, eventually, getDelivery, OperatorStack, Receiver, startReceiver, buildDashboard } from './support';
@@ -148,6 +149,83 @@ export function dashboardCases(s: OperatorStack) {
       await shot('endpoint-recover');
     });
 
+    it('shows provider health and charts, and refetches with the interval that fits the range', async () => {
+      // The analytics endpoint is answered here from a fixture: the page is pinned against its contract.
+      const asked: URL[] = [];
+      const isAnalytics = (url: URL) => url.origin === stack.baseUrl && url.pathname === '/v1/analytics/providers';
+      const answer = async (route: Route) => {
+        const url = new URL(route.request().url());
+        asked.push(url);
+        const data = providerAnalyticsFixture(url.searchParams.get('from')!, url.searchParams.get('to')!, url.searchParams.get('interval') as ProviderAnalytics['interval']);
+        await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ message: 'Provider analytics', success: true, data }) });
+      };
+      // uPlot styles its elements from script: the dashboard's strict CSP must not refuse any of it.
+      const errors: string[] = [];
+      const onConsole = (msg: { type(): string; text(): string }) => { if (msg.type() === 'error') errors.push(msg.text()); };
+      page.on('console', onConsole);
+      await page.route(isAnalytics, answer);
+      try {
+        await page.goto(`${stack.baseUrl}/dashboard/payments`);
+        await page.getByRole('navigation').getByRole('link', { name: 'Providers' }).click();
+        const approval = page.getByRole('figure', { name: 'Approval rate' });
+        const latency = page.getByRole('figure', { name: 'Latency' });
+        await approval.locator('canvas').waitFor();
+        await latency.locator('canvas').waitFor();
+        expect(page.url()).toBe(`${stack.baseUrl}/dashboard/providers`);
+        expect(await page.locator('.uplot canvas').count()).toBe(2);
+        // A legend per chart (the hovered time, then a line per provider; mean and p95 per provider for latency).
+        expect(await approval.locator('.u-legend .u-label').allTextContents()).toEqual(['Time', 'Stripe · cards', 'Adyen · cards']);
+        expect(await latency.locator('.u-legend .u-label').allTextContents()).toEqual(['Time', 'Stripe · cards mean', 'Stripe · cards p95', 'Adyen · cards mean', 'Adyen · cards p95']);
+        // The numbers behind each line are on the page as text too.
+        expect(await approval.locator('.chart-data tbody tr').count()).toBe(60);
+
+        expect(asked).toHaveLength(1);
+        const first = asked[0].searchParams;
+        expect(first.get('account_id')).toBe(f.merchant.account.id);
+        expect(first.get('interval')).toBe('minute');
+        expect(Date.parse(first.get('to')!) - Date.parse(first.get('from')!)).toBe(60 * 60_000);
+
+        const stripe = page.locator('[data-provider="ppc_stripe_cards"]');
+        expect(await stripe.locator('[data-circuit]').textContent()).toBe('Circuit closed');
+        expect(await stripe.getByTestId('approval-rate').textContent()).toBe('95.0%');
+        expect(await stripe.locator('[data-fact="Attempts"] dd').textContent()).toBe('2,520');
+        expect(await stripe.locator('[data-fact="p95"] dd').textContent()).toBe('430 ms');
+        const adyen = page.locator('[data-provider="ppc_adyen_cards"]');
+        expect(await adyen.locator('[data-circuit]').textContent()).toBe('Circuit open');
+        expect(await adyen.locator('[data-circuit]').getAttribute('class')).toContain('badge-red');
+        expect(await adyen.getByTestId('approval-rate').textContent()).toBe('84.1%');
+        expect(await adyen.locator('[data-fact="Attempts"] dd').textContent()).toBe('1,040');
+        expect(await adyen.locator('[data-fact="Hard declines"] dd').textContent()).toBe('52');
+        expect(await adyen.locator('[data-fact="Soft declines"] dd').textContent()).toBe('59');
+        expect(await adyen.locator('[data-fact="Transport errors"] dd').textContent()).toBe('77');
+        expect(await adyen.locator('[data-fact="Unknown outcomes"] dd').textContent()).toBe('21');
+        expect(await adyen.locator('[data-fact="p95"] dd').textContent()).toBe('4.80 s');
+        await shot('providers');
+
+        const range = page.getByRole('group', { name: 'Range' });
+        await range.getByRole('button', { name: 'Last 24 hours' }).click();
+        await expect.poll(() => asked.length).toBe(2);
+        expect(asked[1].searchParams.get('interval')).toBe('hour');
+        expect(Date.parse(asked[1].searchParams.get('to')!) - Date.parse(asked[1].searchParams.get('from')!)).toBe(24 * 3_600_000);
+        expect(page.url()).toBe(`${stack.baseUrl}/dashboard/providers?range=24h`);
+        await expect.poll(() => approval.locator('.chart-data tbody tr').count()).toBe(24);
+        expect(await range.getByRole('button', { name: 'Last 24 hours' }).getAttribute('aria-pressed')).toBe('true');
+        await range.getByRole('button', { name: 'Last 7 days' }).click();
+        await expect.poll(() => asked.length).toBe(3);
+        expect(asked[2].searchParams.get('interval')).toBe('day');
+        expect(Date.parse(asked[2].searchParams.get('to')!) - Date.parse(asked[2].searchParams.get('from')!)).toBe(7 * 86_400_000);
+        // The charts are drawn again for the new answer, still two.
+        await expect.poll(() => approval.locator('.chart-data tbody tr').count()).toBe(7);
+        expect(await page.locator('.detail-sub').first().textContent()).toContain('one point per day (UTC)');
+        expect(await page.locator('.uplot canvas').count()).toBe(2);
+        expect(offsite).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        page.off('console', onConsole);
+        await page.unroute(isAnalytics, answer);
+      }
+    });
+
     it('signs in with a JWT that has several accounts through an account picker', async () => {
       const sandbox = await createMerchant(stack, { sandboxOf: f.merchant });
       const accounts = await stack.http.get('/v1/accounts').set(bearer(f.merchant.token));
@@ -172,4 +250,55 @@ export function dashboardCases(s: OperatorStack) {
       }
     });
   });
+}
+
+const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+
+/**
+ * What `GET /v1/analytics/providers` answers, one point per bucket of [from, to) (60 over the last hour):
+ * Stripe healthy; Adyen healthy for the first three quarters (45 minutes), then timeouts and transport
+ * errors (7 minutes), then no attempts since its circuit opened. The totals are the sums of the series.
+ */
+function providerAnalyticsFixture(from: string, to: string, interval: ProviderAnalytics['interval']): ProviderAnalytics {
+  const step = BUCKET_MS[interval];
+  const buckets = Math.round((Date.parse(to) - Date.parse(from)) / step);
+  const healthyUntil = Math.round((buckets * 3) / 4);
+  const failingUntil = Math.round((buckets * 13) / 15);
+  const point = (counts: Omit<AnalyticsPoint, 'approval_rate' | 'latency_ms'>, latency: AnalyticsPoint['latency_ms']): AnalyticsPoint => ({
+    ...counts,
+    approval_rate: counts.attempts - counts.hard_declines > 0 ? counts.approvals / (counts.attempts - counts.hard_declines) : null,
+    latency_ms: latency,
+  });
+  const indexes = Array.from({ length: buckets }, (_, i) => i);
+  const at = (i: number) => new Date(Date.parse(from) + i * step).toISOString();
+  // ±1 approval against a soft decline, summing to 0 over every 4 buckets.
+  const wobble = [-1, 0, 1, 0];
+  const stripe = indexes.map((i) => ({
+    at: at(i),
+    ...point(
+      { attempts: 42, approvals: 38 + wobble[i % 4], hard_declines: 2, soft_declines: 2 - wobble[i % 4], transport_errors: 0, unknown: 0 },
+      { mean: 170 + (i % 6) * 4, p50: 150, p95: 400 + (i % 6) * 12, p99: 760 },
+    ),
+  }));
+  const adyen = indexes.map((i) => ({
+    at: at(i),
+    ...(i < healthyUntil
+      ? point({ attempts: 20, approvals: 18, hard_declines: 1, soft_declines: 1, transport_errors: 0, unknown: 0 }, { mean: 240 + (i % 5) * 6, p50: 220, p95: 600, p99: 900 })
+      : i < failingUntil
+        ? point({ attempts: 20, approvals: 3, hard_declines: 1, soft_declines: 2, transport_errors: 11, unknown: 3 }, { mean: 2900, p50: 2600, p95: 5000, p99: 5000 })
+        : point({ attempts: 0, approvals: 0, hard_declines: 0, soft_declines: 0, transport_errors: 0, unknown: 0 }, { mean: null, p50: null, p95: null, p99: null })),
+  }));
+  const totals = (series: AnalyticsPoint[], latency: AnalyticsPoint['latency_ms']) => {
+    const sum = (k: 'attempts' | 'approvals' | 'hard_declines' | 'soft_declines' | 'transport_errors' | 'unknown') => series.reduce((n, s) => n + s[k], 0);
+    return point({ attempts: sum('attempts'), approvals: sum('approvals'), hard_declines: sum('hard_declines'), soft_declines: sum('soft_declines'), transport_errors: sum('transport_errors'), unknown: sum('unknown') }, latency);
+  };
+  return {
+    from,
+    to,
+    interval,
+    providers: [
+      { provider_config_id: 'ppc_stripe_cards', name: 'Stripe · cards', circuit: 'closed', totals: totals(stripe, { mean: 180, p50: 150, p95: 430, p99: 780 }), series: stripe },
+      { provider_config_id: 'ppc_adyen_cards', name: 'Adyen · cards', circuit: 'open', totals: totals(adyen, { mean: 598, p50: 260, p95: 4800, p99: 5000 }), series: adyen },
+    ],
+  };
 }
