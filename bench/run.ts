@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo, createServer as netServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -16,21 +16,27 @@ import { appendEvents } from '../db/events';
 import { webhookClient } from '../workflows/webhooks/client';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
 import { floorConfirm, floorPaymentWorkflow } from './floor/workflows';
+import { AccountAnswer, apiClient, ProviderAnswer, secretKeyOf, VISA } from './http';
+import { drive, round, summarize } from './measure';
+import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing';
 
 /**
  * `npm run bench`: brings the stack up the way `npm start` does (Postgres, migrations, a Temporal dev
  * server on a SQLite file, the simulator, a worker and the API as separate processes), then measures
  * each scenario beside its baseline in the same run, and writes bench/results/latest.json.
  * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_PAYMENTS (sequential
- * payments, default 200), BENCH_SECONDS (read duration, default 10).
+ * payments, default 200), BENCH_SECONDS (read duration, default 10), BENCH_SCENARIOS (default all),
+ * BENCH_ROUTING_PAYMENTS and BENCH_ROUTING_STRATEGIES (bench/routing.ts).
+ * Scenarios not run keep their last numbers in latest.json, under `earlier` the run they come from.
  */
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
 const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = 16;
 const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 1000);
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 300);
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'read,payment,webhooks,memory').split(','));
-const VISA = { type: 'CARD', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getFullYear() + 3, cvc: '123' } };
+const ALL_SCENARIOS = ['read', 'payment', 'webhooks', 'memory', 'routing'];
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS.join(',')).split(','));
+const RESULTS_FILE = join(ROOT_DIR, 'bench', 'results', 'latest.json');
 
 const children: ChildProcess[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -71,49 +77,6 @@ async function waitHttp(url: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${url} did not come up`);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function summarize(latencies: number[], elapsedMs: number) {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  return {
-    per_s: round(latencies.length / (elapsedMs / 1000)),
-    p50_ms: round(percentile(sorted, 50)),
-    p99_ms: round(percentile(sorted, 99)),
-  };
-}
-
-const round = (n: number) => Math.round(n * 100) / 100;
-
-/** Runs `total` operations with `concurrency` loops; returns each operation's latency. */
-async function drive(total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<{ latencies: number[]; elapsedMs: number }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) {
-      const i = next++;
-      const t0 = performance.now();
-      await op(i);
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  return { latencies, elapsedMs: performance.now() - started };
-}
-
-/** The few fields of the API's answers the bench reads. */
-interface Answer { id: string; status: string }
-interface AccountAnswer extends Answer { workspace_id: string; api_keys: { type: string; key: string }[] }
-interface ProviderAnswer extends Answer { methods: Answer[] }
-
-async function json<T>(res: Response): Promise<{ data: T }> {
-  const body: unknown = await res.json();
-  if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body)}`);
-  return body as { data: T };
 }
 
 interface PaymentRun extends ReturnType<typeof summarize> {
@@ -171,13 +134,10 @@ async function main(): Promise<void> {
     // A merchant with a sandbox-adapter provider config (0 ms processor latency) and a fee.
     const token = signDevToken(config, { user: 'usr_bench', workspace: 'ws_bench' });
     const system = signDevToken(config, { user: 'usr_bench_system', workspace: 'ws_bench', system: true });
-    const post = <T = Answer>(path: string, body: unknown, bearer: string) => fetch(`${api}/v1${path}`, {
-      method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    }).then((res) => json<T>(res));
+    const http = apiClient(api);
+    const post = http.post;
     const account = (await post<AccountAnswer>('/accounts', { name: 'Bench', country: 'US', currency: 'USD' }, token)).data;
-    const secret = account.api_keys.find((k) => k.type === 'SECRET');
-    if (!secret) throw new Error('the new account has no secret key');
-    const key = secret.key;
+    const key = secretKeyOf(account);
     const provider = (await post<ProviderAnswer>('/payment-providers', { name: 'Sandbox', identifier: 'sandbox' }, system)).data;
     const ppc = (await post(`/payment-provider-configs?account_id=${account.id}`, { payment_provider_id: provider.id, name: 'Primary', credentials: { api_key: 'bench' } }, token)).data;
     for (const m of provider.methods) {
@@ -201,6 +161,8 @@ async function main(): Promise<void> {
     log('bench: warming up');
     await drive(30, 4, async () => { await payOnce(); });
     await drive(30, 4, floorOnce);
+    // Set up now so that a build without adaptive routing fails before the other scenarios, not after them.
+    const routingScenario = SCENARIOS.has('routing') ? await prepareRoutingScenario({ api: http, token, provider, log }) : undefined;
 
     let read: Record<string, number> | undefined;
     if (SCENARIOS.has('read')) {
@@ -253,7 +215,7 @@ async function main(): Promise<void> {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const endpoint = (await post('/webhook-endpoints', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['*'] }, key)).data;
     for (let i = 0; i < 100; i++) {
-      const ep = await fetch(`${api}/v1/webhook-endpoints/${endpoint.id}`, { headers: { authorization: `Bearer ${key}` } }).then((res) => json<Answer>(res));
+      const ep = await http.get(`/webhook-endpoints/${endpoint.id}`, key);
       if (ep.data.status === 'enabled') break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -276,16 +238,28 @@ async function main(): Promise<void> {
     memory = { worker_rss_mb: round(rssKb / 1024), open_payments: OPEN_PAYMENTS, max_cached_workflows: config.workerMaxCachedWorkflows };
     }
 
+    let routing: Awaited<ReturnType<NonNullable<typeof routingScenario>['run']>> | undefined;
+    if (routingScenario) {
+      log(`bench: routing, ${ROUTING_PAYMENTS} payments per strategy`);
+      routing = await routingScenario.run();
+    }
+
+    const measured: Record<string, unknown> = { read, payment: SCENARIOS.has('payment') ? payment : undefined, webhooks, memory, routing };
+    // Scenarios this run left out keep their numbers, with the run they come from under `earlier`.
+    const previous: Record<string, unknown> & { earlier?: Record<string, unknown> } = existsSync(RESULTS_FILE) ? JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) : {};
+    const kept = ALL_SCENARIOS.filter((name) => measured[name] === undefined && previous[name] !== undefined);
+    const earlier = Object.fromEntries(kept.map((name) => [name, previous.earlier?.[name] ?? { at: previous.at, machine: previous.machine }]));
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: round(totalmem() / 2 ** 30), node: process.version },
-      read, payment, webhooks, memory,
+      ...(kept.length ? { earlier } : {}),
+      ...Object.fromEntries(ALL_SCENARIOS.map((name) => [name, measured[name] ?? previous[name]])),
     };
     mkdirSync(join(ROOT_DIR, 'bench', 'results'), { recursive: true });
-    writeFileSync(join(ROOT_DIR, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
     const row = (name: string, ours: string, theirs: string, ratio: unknown) => log(`${name.padEnd(16)}${ours.padEnd(36)}${theirs.padEnd(36)}${ratio}`);
     log('');
-    row('scenario', 'ours', 'baseline / floor', 'ratio');
+    if (read || payment.c1 || payment.c16 || webhooks || memory) row('scenario', 'ours', 'baseline / floor', 'ratio');
     if (read) row('read (32 conn)', `${read.rps} req/s, p99 ${read.p99_ms} ms`, `${read.baseline_rps} req/s, p99 ${read.baseline_p99_ms} ms`, read.ratio);
     for (const c of ['c1', 'c16'] as const) {
       const run = payment[c];
@@ -293,6 +267,10 @@ async function main(): Promise<void> {
     }
     if (webhooks) row('webhooks', `${webhooks.per_s} deliveries/s`, '', '');
     if (memory) row('memory', `worker RSS ${memory.worker_rss_mb} MB`, `${OPEN_PAYMENTS} open payments`, '');
+    if (routing) {
+      log('');
+      for (const line of routingRows(routing)) log(line);
+    }
     await client.connection.close();
   } finally {
     for (const child of children.reverse()) if (child.exitCode === null) child.kill('SIGTERM');

@@ -128,7 +128,7 @@ export interface AuthorizeContext {
   apiKey: string;
   /** The challenge page's URL for a charge, at the address the caller reached the simulator at. */
   challengeUrl: (chargeId: string) => string;
-  /** A decline the knobs force (decline_rate), unless the card itself declines. */
+  /** A decline the knobs force (decline_rate, soft_decline_rate), unless the card itself declines. */
   forcedDecline?: string;
   /** The knobs' decline after a completed challenge (decline_after_authentication). */
   declineAfterAuthentication?: string;

@@ -14,7 +14,7 @@
 //   GET  /healthz
 //
 // /v1 calls need `Authorization: Bearer <api key>` (any non-empty key); POSTs need `Idempotency-Key`.
-// `X-Simulate: {"outage":true,"latency_ms":N,"blackhole":true,"decline_rate":0.5}` sets the knobs.
+// `X-Simulate: {"outage":true,"latency_ms":N,"blackhole":true,"decline_rate":0.5,"soft_decline_rate":0.5}` sets the knobs.
 
 import { createServer, RequestListener } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -31,6 +31,8 @@ export interface SimulateKnobs {
   latency_ms?: number;
   blackhole?: boolean;
   decline_rate?: number;
+  /** Share of new authorizations declined with the soft `issuer_unavailable` (another provider may approve). */
+  soft_decline_rate?: number;
   /** A challenged charge declines with this code after the cardholder authenticated (instead of the card's own outcome). */
   decline_after_authentication?: string;
 }
@@ -43,7 +45,7 @@ export interface SimulatorLogEntry {
 }
 
 export interface SimulatorOptions {
-  /** Source of randomness for decline_rate; inject for deterministic tests. */
+  /** Source of randomness for decline_rate and soft_decline_rate; inject for deterministic tests. */
   random?: () => number;
   now?: () => Date;
   /** One entry per answered request. Bodies are never logged (an authorize body holds a PAN). */
@@ -151,13 +153,12 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   api.post('/charges', async (ctx) => {
     const request = authorizeRequest(await readJson(ctx));
     await perform(ctx, 'authorize', 'charges', request, () => {
-      const rate = ctx.state.knobs.decline_rate ?? 0;
       const base = publicUrl ?? `${ctx.protocol}://${ctx.host}`;
       const { charge, answer } = ledger.authorize(request, {
         idempotencyKey: ctx.get('Idempotency-Key'),
         apiKey: ctx.state.apiKey,
         challengeUrl: (id) => `${base}/challenge/${encodeURIComponent(id)}`,
-        forcedDecline: random() < rate ? 'card_declined' : undefined,
+        forcedDecline: drawnDecline(ctx.state.knobs, random()),
         declineAfterAuthentication: ctx.state.knobs.decline_after_authentication,
       });
       return { answer, chargeId: charge.id };
@@ -338,6 +339,8 @@ async function readJson(ctx: Context): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
+const KNOBS = ['outage', 'latency_ms', 'blackhole', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication'];
+
 export function parseKnobs(header: string): SimulateKnobs {
   if (!header) return {};
   let value: unknown;
@@ -348,8 +351,8 @@ export function parseKnobs(header: string): SimulateKnobs {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('X-Simulate must be a JSON object');
   const knobs = value as Record<string, unknown>;
-  const { outage, latency_ms, blackhole, decline_rate, decline_after_authentication: after } = knobs;
-  const unknown = Object.keys(knobs).filter((key) => !['outage', 'latency_ms', 'blackhole', 'decline_rate', 'decline_after_authentication'].includes(key));
+  const { outage, latency_ms, blackhole, decline_rate, soft_decline_rate, decline_after_authentication: after } = knobs;
+  const unknown = Object.keys(knobs).filter((key) => !KNOBS.includes(key));
   if (after !== undefined && !(typeof after === 'string' && /^[a-z_]{1,40}$/.test(after))) throw invalid('decline_after_authentication must be a decline code');
   if (unknown.length > 0) throw invalid(`unknown X-Simulate knob ${unknown.join(', ')}`);
   if (outage !== undefined && typeof outage !== 'boolean') throw invalid('outage must be a boolean');
@@ -357,10 +360,22 @@ export function parseKnobs(header: string): SimulateKnobs {
   if (latency_ms !== undefined && !(Number.isInteger(latency_ms) && (latency_ms as number) >= 0 && (latency_ms as number) <= MAX_LATENCY_MS)) {
     throw invalid(`latency_ms must be an integer from 0 to ${MAX_LATENCY_MS}`);
   }
-  if (decline_rate !== undefined && !(typeof decline_rate === 'number' && decline_rate >= 0 && decline_rate <= 1)) {
-    throw invalid('decline_rate must be a number from 0 to 1');
+  for (const [name, rate] of Object.entries({ decline_rate, soft_decline_rate })) {
+    if (rate !== undefined && !(typeof rate === 'number' && rate >= 0 && rate <= 1)) throw invalid(`${name} must be a number from 0 to 1`);
   }
   return knobs as SimulateKnobs;
+}
+
+/**
+ * The decline the rate knobs force on a new authorization, from one draw in [0, 1): below decline_rate
+ * the hard `card_declined`, then for the next soft_decline_rate of the interval the soft
+ * `issuer_unavailable` (so each is its own share of authorizations when the other is 0).
+ */
+function drawnDecline(knobs: SimulateKnobs, draw: number): string | undefined {
+  const hard = knobs.decline_rate ?? 0;
+  if (draw < hard) return 'card_declined';
+  if (draw < hard + (knobs.soft_decline_rate ?? 0)) return 'issuer_unavailable';
+  return undefined;
 }
 
 function requiredAmount(value: unknown, name: string): number {

@@ -275,6 +275,33 @@ describe('sandbox simulator through the sandbox adapter', () => {
       expect(never.outcome.kind).toBe('approved');
     });
 
+    it('declines softly with issuer_unavailable at soft_decline_rate 1 (another provider may approve) and never at 0', async () => {
+      const always = await authorize('4242424242424242', { creds: { api_key: API_KEY, simulate: { soft_decline_rate: 1 } } });
+      const never = await authorize('4242424242424242', { creds: { api_key: API_KEY, simulate: { soft_decline_rate: 0 } } });
+
+      expect(always.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'issuer_unavailable' });
+      expect(never.outcome.kind).toBe('approved');
+    });
+
+    it('draws the hard and the soft share from one draw: decline_rate first, soft_decline_rate next', async () => {
+      const drawing = (draw: number) => createSimulator({ random: () => draw }).listen(0);
+      const simulate = { decline_rate: 0.2, soft_decline_rate: 0.3 };
+      const outcomes: string[] = [];
+      for (const draw of [0.1, 0.3, 0.6]) {
+        const sim = await drawing(draw);
+        const via = createSandboxAdapter({ baseUrl: sim.url, timeoutMs: 5_000 });
+        try {
+          const { outcome } = await authorize('4242424242424242', { via, creds: { api_key: API_KEY, simulate } });
+          outcomes.push(outcome.kind === 'approved' ? 'approved' : `${outcome.kind}:${'declineCode' in outcome ? outcome.declineCode : ''}`);
+        } finally {
+          await via.close();
+          await sim.close();
+        }
+      }
+
+      expect(outcomes).toEqual(['hard_decline:card_declined', 'soft_decline:issuer_unavailable', 'approved']);
+    });
+
     it('rejects a call without an api key (soft: another config may work)', async () => {
       const output = await authorize('4242424242424242', { creds: { api_key: '' } });
 
@@ -314,6 +341,14 @@ describe('sandbox simulator through the sandbox adapter', () => {
         headers: { authorization: `Bearer ${API_KEY}`, 'x-simulate': '{"latency_ms":-1}' },
       });
       expect(response.status).toBe(400);
+    });
+
+    it.each([1.5, -0.1, '0.5'])('rejects soft_decline_rate %j', async (rate) => {
+      const response = await fetch(`${simulator.url}/v1/operations/anything`, {
+        headers: { authorization: `Bearer ${API_KEY}`, 'x-simulate': JSON.stringify({ soft_decline_rate: rate }) },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: 'invalid_request', message: 'soft_decline_rate must be a number from 0 to 1' } });
     });
   });
 

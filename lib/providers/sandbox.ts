@@ -12,6 +12,9 @@ export const SandboxSimulateSchema = Type.Object(
     latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000, description: 'answer every call this late' })),
     blackhole: Type.Optional(Type.Boolean({ description: 'process calls but never answer them' })),
     decline_rate: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'probability of a card_declined' })),
+    soft_decline_rate: Type.Optional(Type.Number({
+      minimum: 0, maximum: 1, description: 'probability of an issuer_unavailable (a soft decline: the next provider is tried)',
+    })),
     decline_after_authentication: Type.Optional(Type.String({
       pattern: '^[a-z_]{1,40}$', description: 'a card that is challenged declines with this code once the cardholder has authenticated (e.g. issuer_unavailable: a soft decline after 3-D Secure)',
     })),

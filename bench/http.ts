@@ -1,0 +1,42 @@
+// The bench's side of the API: JSON over fetch with a bearer, and the few fields of the answers it reads.
+
+export interface Answer { id: string; status: string }
+export interface AccountAnswer extends Answer { workspace_id: string; api_keys: { type: string; key: string }[] }
+export interface ProviderAnswer extends Answer { methods: Answer[] }
+
+/** A non-2xx answer, with its status for the callers that expect one (a 404 from a route this build lacks). */
+export class HttpFailure extends Error {
+  constructor(readonly status: number, readonly body: unknown, call: string) {
+    super(`${call}: ${status} ${JSON.stringify(body)}`);
+  }
+}
+
+export type Api = ReturnType<typeof apiClient>;
+
+/** `base` is the API's origin; paths are under /v1. */
+export function apiClient(base: string) {
+  async function send<T>(method: 'GET' | 'POST' | 'PUT', path: string, bearer: string, body?: unknown): Promise<{ data: T }> {
+    const res = await fetch(`${base}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const answer: unknown = await res.json().catch(() => null);
+    if (!res.ok) throw new HttpFailure(res.status, answer, `${method} ${path}`);
+    return answer as { data: T };
+  }
+  return {
+    get: <T = Answer>(path: string, bearer: string) => send<T>('GET', path, bearer),
+    post: <T = Answer>(path: string, body: unknown, bearer: string) => send<T>('POST', path, bearer, body),
+    put: <T = Answer>(path: string, body: unknown, bearer: string) => send<T>('PUT', path, bearer, body),
+  };
+}
+
+/** A new account's secret key (`POST /accounts` answers it once). */
+export function secretKeyOf(account: AccountAnswer): string {
+  const secret = account.api_keys.find((k) => k.type === 'SECRET');
+  if (!secret) throw new Error(`the new account ${account.id} has no secret key`);
+  return secret.key;
+}
+
+export const VISA = { type: 'CARD', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getFullYear() + 3, cvc: '123' } };

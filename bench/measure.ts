@@ -1,0 +1,33 @@
+// What the bench's scenarios measure with: a fixed-concurrency driver and the percentiles of its latencies.
+
+export const round = (n: number) => Math.round(n * 100) / 100;
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export function summarize(latencies: number[], elapsedMs: number) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    per_s: round(latencies.length / (elapsedMs / 1000)),
+    p50_ms: round(percentile(sorted, 50)),
+    p99_ms: round(percentile(sorted, 99)),
+  };
+}
+
+/** Runs `total` operations with `concurrency` loops; returns each operation's latency. */
+export async function drive(total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<{ latencies: number[]; elapsedMs: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      const i = next++;
+      const t0 = performance.now();
+      await op(i);
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  return { latencies, elapsedMs: performance.now() - started };
+}
