@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import { appendEvents, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
-import { eraseSingleUseCards } from '../../db/payment-methods';
+import { cardDisplay, eraseSingleUseCards } from '../../db/payment-methods';
+import type { Environment } from '../../db/environments';
 import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
+import { recordHealth } from '../../db/provider-health';
 import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
@@ -106,9 +108,39 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
   }
 }
 
+/** How long the authorize call took, if this outcome came from one (a processor's notification is no call). */
+function authorizeLatency(exchanges: ProviderExchange[]): number | null {
+  const call = exchanges.find((e) => e.operation === 'authorize' && e.request.method !== 'NOTIFICATION');
+  return call ? call.duration_ms : null;
+}
+
+/**
+ * Counts the outcome in its provider config's health (db/provider-health.ts), in the transaction that
+ * records it: it is counted exactly once, since a retry after the commit answers from the record
+ * (`recordedAttempt`) without coming here. The charge's first outcome is its attempt; a later one (an
+ * unknown reconciled, an authentication completed) adds its class only.
+ */
+async function countHealth(trx: Knex.Transaction, env: Environment, charge: ChargeRow, outcome: ProviderOutcome, exchanges: ProviderExchange[]): Promise<void> {
+  // Refused before any call: nothing happened at the provider.
+  if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return;
+  if (!charge.payment_provider_config_id) return;
+  const card = charge.payment_method_id ? await cardDisplay(trx, env, charge.account_id, charge.payment_method_id) : undefined;
+  await recordHealth(trx, env, {
+    providerConfigId: charge.payment_provider_config_id,
+    accountId: charge.account_id,
+    at: new Date(),
+    cardNetwork: card?.card_network ?? '',
+    currency: charge.currency,
+    attempt: charge.status === 'CREATED',
+    outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
+    latencyMs: authorizeLatency(exchanges),
+  });
+}
+
 /**
  * Records what a provider said about a charge, and what it means for the payment, in one
- * transaction: charge status, amounts, exchanges and duration; payment status; the events.
+ * transaction: charge status, amounts, exchanges and duration; payment status; the events; the
+ * provider config's health.
  */
 export async function applyOutcome(
   db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome,
@@ -148,6 +180,8 @@ export async function applyOutcome(
       }
     }
     const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, events));
+    // Last: the minute's health row is shared by every outcome at the config, so its lock is held briefly.
+    await countHealth(trx, env, current, outcome, exchanges);
     return {
       outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
       declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,

@@ -3,6 +3,8 @@ import { accountRoutes } from './accounts';
 import { paymentProviderRoutes } from './payment-providers';
 import { providerConfigRoutes } from './provider-configs';
 import { routingPlanRoutes } from './routing-plans';
+import { routingSettingsRoutes } from './routing-settings';
+import { analyticsRoutes } from './analytics';
 import { customerRoutes } from './customers';
 import { apiKeyRoutes } from './api-keys';
 import { membershipRoutes } from './memberships';
@@ -22,6 +24,8 @@ export const ROUTES: Route[] = [
   ...paymentProviderRoutes,
   ...providerConfigRoutes,
   ...routingPlanRoutes,
+  ...routingSettingsRoutes,
+  ...analyticsRoutes,
   ...webhookRoutes,
   ...paymentRoutes,
   ...eventRoutes,

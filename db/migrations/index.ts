@@ -7,6 +7,7 @@ import * as idempotencyResource from './006_idempotency_resource';
 import * as singleUseCards from './007_single_use_cards';
 import * as providerEvents from './008_provider_events';
 import * as authentication from './009_authentication';
+import * as adaptiveRouting from './010_adaptive_routing';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
 
@@ -20,6 +21,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['007_single_use_cards', singleUseCards],
   ['008_provider_events', providerEvents],
   ['009_authentication', authentication],
+  ['010_adaptive_routing', adaptiveRouting],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -168,6 +168,9 @@ const CASES: Record<string, Case> = {
 
   'GET /v1/routing-plans': { ok: 200 },
   'GET /v1/routing-plans/{id}': { params: (x) => ({ id: x.plan }), ok: 200 },
+  'GET /v1/routing-settings': { ok: 200 },
+  'PUT /v1/routing-settings': { body: () => ({ elimination: { min_attempts: 8 } }), ok: 200 },
+  'GET /v1/analytics/providers': { ok: 200 },
 
   'POST /v1/webhook-endpoints': { body: () => ({ url: receiver.url('/another') }), ok: 201 },
   'GET /v1/webhook-endpoints': { ok: 200 },

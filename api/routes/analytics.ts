@@ -1,0 +1,89 @@
+import { Type } from '@sinclair/typebox';
+import { healthSeries, healthWindows, type AnalyticsInterval } from '../../db/provider-health';
+import { findProviderConfig, listProviderConfigs } from '../../db/providers';
+import { routingSettingsOf } from '../../db/routing-settings';
+import type { CircuitState, HealthWindow, RoutingSettings } from '../../lib/routing/adaptive-contract';
+import { ApiError } from '../errors';
+import { ANALYTICS_INTERVALS, pointCount, ProviderAnalyticsSchema, serializeProviderAnalytics, type AnalyticsConfig } from '../resources/analytics';
+import { defineRoute } from '../route';
+import { Obj } from '../schemas';
+
+const HOUR_MS = 3_600_000;
+const DEFAULT_RANGE_MS = 24 * HOUR_MS;
+const MAX_RANGE_DAYS = 31;
+const MAX_POINTS = 1_500;
+
+/**
+ * The circuit of a config as routing sees it: errors (transport errors and unknown outcomes) at or above
+ * the threshold share of at least `min_attempts` attempts in the elimination window open it; it stays
+ * open for `cool_down_seconds` after the last error, then half-opens. A local copy of the rule, until
+ * lib/routing/adaptive.ts's own is used here.
+ */
+export function circuitOf(window: HealthWindow | undefined, elimination: RoutingSettings['elimination'], now: Date): CircuitState {
+  if (!elimination.enabled || !window || window.attempts === 0 || window.attempts < elimination.min_attempts) return 'closed';
+  if ((window.transport_errors + window.unknown) / window.attempts < elimination.error_rate_threshold) return 'closed';
+  const lastError = window.last_error_at ? Date.parse(window.last_error_at) : Number.NEGATIVE_INFINITY;
+  return now.getTime() - lastError <= elimination.cool_down_seconds * 1000 ? 'open' : 'half_open';
+}
+
+/** [from, to) and the interval, as asked or defaulted (the last 24 hours, by hour); 400 when out of bounds. */
+function rangeOf(query: { from?: string; to?: string; interval?: AnalyticsInterval }, now: Date) {
+  const interval = query.interval ?? 'hour';
+  const to = query.to !== undefined ? new Date(query.to) : now;
+  const from = query.from !== undefined ? new Date(query.from) : new Date(to.getTime() - DEFAULT_RANGE_MS);
+  // A date-time the schema takes but no clock has (a leap second).
+  for (const [name, date] of [['from', from], ['to', to]] as const) {
+    if (Number.isNaN(date.getTime())) throw ApiError.validation([{ path: `query/${name}`, message: 'is not a time that exists' }]);
+  }
+  if (from >= to) throw ApiError.validation([{ path: 'query/from', message: 'must be before to' }]);
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 24 * HOUR_MS) {
+    throw ApiError.validation([{ path: 'query/from', message: `must be at most ${MAX_RANGE_DAYS} days before to` }]);
+  }
+  const points = pointCount(from, to, interval);
+  if (points > MAX_POINTS) {
+    throw ApiError.validation([{
+      path: 'query/interval', message: `gives ${points} points per series, more than ${MAX_POINTS}: choose a longer interval or a shorter range`,
+    }]);
+  }
+  return { from, to, interval };
+}
+
+export const analyticsRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/analytics/providers',
+    tag: 'Analytics',
+    summary: 'How each provider config did over a range: attempts, outcomes, approval rate, latency, and its circuit now',
+    permission: 'routing:read',
+    message: 'Provider analytics retrieved',
+    query: Obj({
+      from: Type.Optional(Type.String({ format: 'date-time', description: 'start of the range (inclusive); default: 24 hours before `to`' })),
+      to: Type.Optional(Type.String({ format: 'date-time', description: `end of the range (exclusive); default: now. At most ${MAX_RANGE_DAYS} days after \`from\`` })),
+      interval: Type.Optional(Type.Unsafe<AnalyticsInterval>({
+        type: 'string', enum: [...ANALYTICS_INTERVALS], default: 'hour',
+        description: `the series' step, in UTC; at most ${MAX_POINTS} points per series`,
+      })),
+    }),
+    response: ProviderAnalyticsSchema,
+    async handler({ query, access, deps }) {
+      const { account, environment: env } = await access.forAccount();
+      const now = new Date();
+      const range = rangeOf(query, now);
+      const [settings, configs, rows] = await Promise.all([
+        routingSettingsOf(deps.db, env, account.id),
+        listProviderConfigs(deps.db, deps.vault, env, account.id),
+        healthSeries(deps.db, env, account.id, range),
+      ]);
+      // Configs deleted since they took payments in the range are shown too, under their names.
+      const listed = new Set(configs.map((c) => c.id));
+      const deleted = await Promise.all([...new Set(rows.map((r) => r.payment_provider_config_id))]
+        .filter((id) => !listed.has(id))
+        .map((id) => findProviderConfig(deps.db, deps.vault, env, id)));
+      const shown: { id: string; name: string }[] = [...configs];
+      for (const config of deleted) if (config?.account_id === account.id) shown.push(config);
+      const windows = await healthWindows(deps.db, env, shown.map((c) => c.id), settings.elimination.window_minutes, now);
+      const withCircuits: AnalyticsConfig[] = shown.map((c) => ({ id: c.id, name: c.name, circuit: circuitOf(windows[c.id], settings.elimination, now) }));
+      return { data: serializeProviderAnalytics(range, withCircuits, rows) };
+    },
+  }),
+];

@@ -1,0 +1,332 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE } from '../../activities/payments/outcomes';
+import { attemptActivities } from '../../activities/payments/attempts';
+import type { PaymentActivityDeps } from '../../activities/payments/deps';
+import type { ProviderExchange } from '../../activities/providers/types';
+import { envTable } from '../../db/environments';
+import { healthWindows, latencyBucket, recordHealth, type HealthSample } from '../../db/provider-health';
+import { newId } from '../../lib/ids';
+import { LATENCY_BUCKETS_MS } from '../../lib/routing/adaptive-contract';
+import type { AttemptArgs } from '../../workflows/payments/contract';
+import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
+import { CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { eventually } from '../support/worker-process';
+
+let sim: TestSimulator;
+let stack: TestStack;
+let worker: RunningWorker;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
+  worker = await startWorker(stack);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await stack?.close();
+  await sim?.close();
+});
+
+const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
+
+interface Health {
+  rows: any[];
+  attempts: number; approvals: number; hard_declines: number; soft_declines: number; transport_errors: number; unknown: number;
+  latency_ms_sum: number; latency_ms_max: number; latency_buckets: number[]; last_error_at: Date | null;
+}
+
+/** A config's health rows (production) and their sums. */
+async function healthOf(configId: string): Promise<Health> {
+  const rows = await stack.db(envTable('production', 'provider_health')).where({ payment_provider_config_id: configId });
+  const sum = (k: string) => rows.reduce((total: number, r: any) => total + Number(r[k]), 0);
+  return {
+    rows,
+    attempts: sum('attempts'), approvals: sum('approvals'), hard_declines: sum('hard_declines'), soft_declines: sum('soft_declines'),
+    transport_errors: sum('transport_errors'), unknown: sum('unknown'), latency_ms_sum: sum('latency_ms_sum'),
+    latency_ms_max: Math.max(0, ...rows.map((r: any) => r.latency_ms_max)),
+    latency_buckets: Array.from({ length: BUCKETS }, (_, i) => rows.reduce((total: number, r: any) => total + r.latency_buckets[i], 0)),
+    last_error_at: rows.map((r: any) => r.last_error_at).filter(Boolean).sort().at(-1) ?? null,
+  };
+}
+
+const NOTHING = { attempts: 0, approvals: 0, hard_declines: 0, soft_declines: 0, transport_errors: 0, unknown: 0 };
+const counts = (h: Health) => ({
+  attempts: h.attempts, approvals: h.approvals, hard_declines: h.hard_declines, soft_declines: h.soft_declines,
+  transport_errors: h.transport_errors, unknown: h.unknown,
+});
+
+/** The histogram with one call in the bucket of `ms`. */
+const oneCallAt = (ms: number) => Array.from({ length: BUCKETS }, (_, i) => (i === latencyBucket(ms) ? 1 : 0));
+
+const authorizeOf = (charge: any): any => charge.exchanges.find((e: any) => e.operation === 'authorize');
+
+describe('the recorder, on real payments', () => {
+  it('counts an approved payment once: one attempt, one approval, its authorize latency, card network and currency', async () => {
+    const f = await paymentsFixture(stack, { primary: { latency_ms: 300 } });
+    const startedMinute = Math.floor(Date.now() / 60_000) * 60_000;
+    const res = await pay(stack, f.merchant, CARDS.visa);
+    expect(res.body.data.status).toBe('SUCCEEDED');
+    const { charges } = await getPayment(stack, f.merchant, res.body.data.id);
+    const latency = authorizeOf(charges[0]).duration_ms;
+    expect(latency).toBeGreaterThanOrEqual(300);
+
+    const primary = await healthOf(f.primary.id);
+    expect(primary.rows).toHaveLength(1);
+    expect(primary.rows[0]).toMatchObject({ account_id: f.merchant.account.id, card_network: 'VISA', currency: 'USD' });
+    expect(primary.rows[0].minute.getTime()).toBeGreaterThanOrEqual(startedMinute);
+    expect(primary.rows[0].minute.getTime() % 60_000).toBe(0);
+    expect(counts(primary)).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+    expect(primary.latency_ms_sum).toBe(latency);
+    expect(primary.latency_ms_max).toBe(latency);
+    expect(primary.latency_buckets).toEqual(oneCallAt(latency));
+    expect(latencyBucket(latency)).toBeGreaterThanOrEqual(LATENCY_BUCKETS_MS.indexOf(500));
+    expect(primary.last_error_at).toBeNull();
+    expect((await healthOf(f.backup.id)).rows).toEqual([]);
+
+    // The attempt activity retried after its commit answers from the record: nothing is counted again.
+    const activities = attemptActivities({ db: stack.db, vault: stack.deps.vault, config: stack.config } as unknown as PaymentActivityDeps);
+    const retried = await activities.authorizeCharge({
+      paymentId: res.body.data.id, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
+      chargeId: charges[0].id, routingPlanId: charges[0].routing_plan_id, attemptNo: 1,
+      candidate: { providerConfigId: f.primary.id, providerId: f.provider.id, methodId: charges[0].payment_provider_method_id, estimatedFee: null },
+      paymentMethodId: charges[0].payment_method_id, capture: true, lastCandidate: false, context: { actor: { type: 'system', id: 'test' } },
+    });
+    expect(retried.outcome).toBe('approved');
+    expect(counts(await healthOf(f.primary.id))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+  });
+
+  it('counts a hard decline at the provider that declined, and nothing at the next (never tried)', async () => {
+    const f = await paymentsFixture(stack);
+    const res = await pay(stack, f.merchant, CARDS.declined);
+    expect(res.body.data.status).toBe('FAILED');
+    const primary = await healthOf(f.primary.id);
+    expect(counts(primary)).toEqual({ ...NOTHING, attempts: 1, hard_declines: 1 });
+    expect(primary.latency_buckets.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(primary.last_error_at).toBeNull();
+    expect((await healthOf(f.backup.id)).rows).toEqual([]);
+  });
+
+  it('counts each cascaded soft decline at its own provider', async () => {
+    const f = await paymentsFixture(stack);
+    const res = await pay(stack, f.merchant, CARDS.processingError);
+    expect(res.body.data.status).toBe('FAILED');
+    const { charges } = await getPayment(stack, f.merchant, res.body.data.id);
+    expect(charges.map((c: any) => c.payment_provider_config_id)).toEqual([f.primary.id, f.backup.id]);
+    for (const [config, charge] of [[f.primary, charges[0]], [f.backup, charges[1]]]) {
+      const health = await healthOf(config.id);
+      expect(counts(health)).toEqual({ ...NOTHING, attempts: 1, soft_declines: 1 });
+      expect(health.latency_ms_sum).toBe(authorizeOf(charge).duration_ms);
+    }
+  });
+
+  it('counts a transport error and stamps last_error_at; the approval that follows counts at the backup', async () => {
+    const f = await paymentsFixture(stack, { primary: { outage: true } });
+    const before = new Date(Date.now() - 1000);
+    const res = await pay(stack, f.merchant, CARDS.mastercard);
+    expect(res.body.data.status).toBe('SUCCEEDED');
+    const primary = await healthOf(f.primary.id);
+    expect(counts(primary)).toEqual({ ...NOTHING, attempts: 1, transport_errors: 1 });
+    expect(primary.rows[0].card_network).toBe('MASTERCARD');
+    expect(primary.last_error_at!.getTime()).toBeGreaterThanOrEqual(before.getTime());
+    expect(primary.last_error_at!.getTime()).toBeLessThanOrEqual(Date.now());
+    const backup = await healthOf(f.backup.id);
+    expect(counts(backup)).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+    expect(backup.last_error_at).toBeNull();
+  });
+
+  it('counts an unknown outcome reconciled later as one attempt: the unknown, then the approval', async () => {
+    // As in provider-faults.test.ts: the processor takes the authorization and never answers it.
+    const f = await paymentsFixture(stack, { primary: { blackhole: true, latency_ms: 3000 } });
+    const created = await createPayment(stack, f.merchant, { amount: 1234 });
+    const paymentId = created.body.data.id;
+    const confirming = confirm(stack, f.merchant, paymentId, { payment_method: card(CARDS.visa) });
+    await eventually(async () => {
+      const p = await getPayment(stack, f.merchant, paymentId);
+      return p.charges[0]?.status === 'UNKNOWN' ? p : undefined;
+    });
+    const during = await healthOf(f.primary.id);
+    expect(counts(during)).toEqual({ ...NOTHING, attempts: 1, unknown: 1 });
+    expect(during.last_error_at).not.toBeNull();
+    expect(during.latency_buckets.reduce((a, b) => a + b, 0)).toBe(1);
+    await confirming;
+
+    // The processor recovers and answers the status query.
+    const put = await stack.http.put(`/v1/payment-provider-configs/${f.primary.id}`).set(bearer(f.merchant.token))
+      .send({ credentials: { api_key: 'sim_primary_key_0001' } });
+    expect(put.status).toBe(200);
+    const done = await eventually(async () => {
+      const p = await getPayment(stack, f.merchant, paymentId);
+      return p.status === 'SUCCEEDED' ? p : undefined;
+    }, 60_000, 500);
+    expect(done.charges).toHaveLength(1);
+
+    const after = await healthOf(f.primary.id);
+    expect(counts(after)).toEqual({ ...NOTHING, attempts: 1, unknown: 1, approvals: 1 });
+    // Only the authorize call's latency: the status queries that settled it are not authorizations.
+    expect(after.latency_buckets.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(after.latency_ms_sum).toBe(authorizeOf(done.charges[0]).duration_ms);
+    expect((await healthOf(f.backup.id)).rows).toEqual([]);
+  }, 90_000);
+});
+
+describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', () => {
+  let merchant: Merchant;
+  beforeAll(async () => { merchant = await createMerchant(stack); });
+
+  const exchange = (over: Partial<ProviderExchange> = {}): ProviderExchange => ({
+    operation: 'authorize', idempotency_key: 'k', request: { method: 'POST', path: '/v1/charges' }, response: { status: 200 },
+    outcome: 'approved', started_at: new Date().toISOString(), duration_ms: 42, ...over,
+  });
+
+  /** A payment with one CREATED charge at a config of its own, paid by a Mastercard. */
+  async function seeded(): Promise<{ args: AttemptArgs; configId: string }> {
+    const table = (name: string) => stack.db(envTable('production', name));
+    const paymentId = newId('pay');
+    const chargeId = newId('ch');
+    const pmId = newId('pm');
+    const configId = unique('ppc_seeded');
+    await table('payments').insert({ id: paymentId, account_id: merchant.account.id, amount: 1000, currency: 'EUR', status: 'PROCESSING' });
+    await table('payment_methods').insert({
+      id: pmId, account_id: merchant.account.id, payment_id: paymentId, card_network: 'MASTERCARD', card_last4: '4444', pan_encrypted: 'sealed',
+    });
+    await table('charges').insert({
+      id: chargeId, payment_id: paymentId, payment_method_id: pmId, account_id: merchant.account.id, status: 'CREATED', amount: 1000,
+      currency: 'EUR', attempt_no: 1, payment_provider_config_id: configId,
+    });
+    return {
+      configId,
+      args: {
+        paymentId, accountId: merchant.account.id, workspaceId: merchant.workspaceId, environment: 'production', chargeId,
+        routingPlanId: newId('rp'), attemptNo: 1, candidate: { providerConfigId: configId, providerId: 'pp_x', methodId: 'ppm_x', estimatedFee: null },
+        paymentMethodId: pmId, capture: false, lastCandidate: true, context: { actor: { type: 'system', id: 'test' } },
+      },
+    };
+  }
+
+  it('counts a customer authentication as one attempt: requires_action, then the approval its notification brings', async () => {
+    const { args, configId } = await seeded();
+    await applyOutcome(stack.db, args, { kind: 'requires_action', providerReference: 'ref_1', redirectUrl: 'https://acs.example/1' }, [
+      exchange({ outcome: 'requires_action', duration_ms: 80 }),
+    ]);
+    expect(counts(await healthOf(configId))).toEqual({ ...NOTHING, attempts: 1 });
+    // A notification is recorded under the operation it completes, but it is no call: no latency.
+    await applyOutcome(stack.db, args, { kind: 'approved', providerReference: 'ref_1', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 }, [
+      exchange({ request: { method: 'NOTIFICATION', path: 'AUTHORISATION' }, duration_ms: 0 }),
+    ]);
+    const health = await healthOf(configId);
+    expect(counts(health)).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+    expect(health.rows[0]).toMatchObject({ card_network: 'MASTERCARD', currency: 'EUR' });
+    expect(health.latency_buckets).toEqual(oneCallAt(80));
+    expect(health.latency_ms_sum).toBe(80);
+  });
+
+  it('does not count payment_method_unavailable: the card was refused before any call', async () => {
+    const { args, configId } = await seeded();
+    const result = await applyOutcome(stack.db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE }, []);
+    expect(result.paymentStatus).toBe('FAILED');
+    expect((await healthOf(configId)).rows).toEqual([]);
+  });
+
+  it('counts an outcome without an authorize call (a status query) without latency', async () => {
+    const { args, configId } = await seeded();
+    await applyOutcome(stack.db, args, { kind: 'transport_error', error: 'the provider has no record of the charge' }, [
+      exchange({ operation: 'get_status', outcome: 'not_found', duration_ms: 15 }),
+    ]);
+    const health = await healthOf(configId);
+    expect(counts(health)).toEqual({ ...NOTHING, attempts: 1, transport_errors: 1 });
+    expect(health.latency_buckets).toEqual(new Array(BUCKETS).fill(0));
+    expect(health.last_error_at).not.toBeNull();
+  });
+});
+
+describe('recordHealth and healthWindows', () => {
+  const sample = (over: Partial<HealthSample>): HealthSample => ({
+    providerConfigId: 'ppc_x', accountId: 'acct_x', at: new Date(), cardNetwork: 'VISA', currency: 'USD', attempt: true, outcome: 'approved',
+    latencyMs: 100, ...over,
+  });
+
+  it.each([
+    [0, 0], [10, 0], [11, 1], [25, 1], [26, 2], [100, 3], [101, 4], [1000, 6], [2500, 7], [10_000, 9], [10_001, 10], [600_000, 10],
+  ])('puts %i ms in bucket %i', (ms, bucket) => {
+    expect(latencyBucket(ms)).toBe(bucket);
+  });
+
+  it('adds outcomes recorded at once in one minute without losing any', async () => {
+    const configId = unique('ppc_busy');
+    const at = new Date();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => recordHealth(stack.db, 'production', sample({
+      providerConfigId: configId, at, outcome: i % 4 === 0 ? 'transport_error' : 'approved', latencyMs: i * 10,
+    }))));
+    const health = await healthOf(configId);
+    expect(health.rows).toHaveLength(1);
+    expect(counts(health)).toEqual({ ...NOTHING, attempts: 20, approvals: 15, transport_errors: 5 });
+    expect(health.latency_ms_sum).toBe(Array.from({ length: 20 }, (_, i) => i * 10).reduce((a, b) => a + b, 0));
+    expect(health.latency_ms_max).toBe(190);
+    const expected = new Array(BUCKETS).fill(0);
+    for (let i = 0; i < 20; i += 1) expected[latencyBucket(i * 10)] += 1;
+    expect(health.latency_buckets).toEqual(expected);
+    expect(health.last_error_at!.getTime()).toBe(at.getTime());
+  });
+
+  it('keeps one row per minute, card network and currency', async () => {
+    const configId = unique('ppc_keys');
+    const at = new Date('2030-01-01T10:00:30Z');
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at: new Date('2030-01-01T10:00:59.999Z') }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at: new Date('2030-01-01T10:01:00Z') }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at, cardNetwork: '' }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at, currency: 'EUR' }));
+    const rows = (await healthOf(configId)).rows
+      .map((r: any) => [r.minute.toISOString(), r.card_network, r.currency, r.attempts])
+      .sort((a: any[], b: any[]) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    expect(rows).toEqual([
+      ['2030-01-01T10:00:00.000Z', '', 'USD', 1],
+      ['2030-01-01T10:00:00.000Z', 'VISA', 'EUR', 1],
+      ['2030-01-01T10:00:00.000Z', 'VISA', 'USD', 2],
+      ['2030-01-01T10:01:00.000Z', 'VISA', 'USD', 1],
+    ]);
+  });
+
+  it('reads a window: the sums per config over the minutes since now − window, absent without data', async () => {
+    const [a, b, idle] = [unique('ppc_a'), unique('ppc_b'), unique('ppc_idle')];
+    const now = new Date('2031-06-01T12:00:30Z');
+    const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: a, at: now, latencyMs: 50 }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: a, at: minutesAgo(3), outcome: 'unknown', latencyMs: 1000 }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: a, at: minutesAgo(3), outcome: 'soft_decline', cardNetwork: 'AMEX' }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: a, at: minutesAgo(4), attempt: false, outcome: 'approved', latencyMs: null }));
+    // Outside the window (before it, and after now).
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: a, at: minutesAgo(6), outcome: 'transport_error' }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: a, at: minutesAgo(-2), outcome: 'transport_error' }));
+    await recordHealth(stack.db, 'production', sample({ providerConfigId: b, at: minutesAgo(1), outcome: 'hard_decline', latencyMs: 7 }));
+    // Another environment's rows are another table.
+    await recordHealth(stack.db, 'sandbox', sample({ providerConfigId: b, at: now }));
+
+    const windows = await healthWindows(stack.db, 'production', [a, b, idle], 5, now);
+    expect(Object.keys(windows).sort()).toEqual([a, b].sort());
+    expect(windows[a]).toEqual({
+      provider_config_id: a, attempts: 3, approvals: 2, hard_declines: 0, soft_declines: 1, transport_errors: 0, unknown: 1,
+      latency_ms_sum: 1150, last_error_at: minutesAgo(3).toISOString(),
+    });
+    expect(windows[b]).toEqual({
+      provider_config_id: b, attempts: 1, approvals: 0, hard_declines: 1, soft_declines: 0, transport_errors: 0, unknown: 0,
+      latency_ms_sum: 7, last_error_at: null,
+    });
+    expect(await healthWindows(stack.db, 'production', [a], 1, now.toISOString())).toMatchObject({ [a]: { attempts: 1, approvals: 1 } });
+    expect(await healthWindows(stack.db, 'production', [], 5, now)).toEqual({});
+  });
+
+  it('reads windows by the (config, minute) key and analytics by (account, minute)', async () => {
+    // Seq scans disabled for the plan only: the tables are tiny here, so the planner would not bother otherwise.
+    const plans = await stack.db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL enable_seqscan = off');
+      const explain = async (where: string) => JSON.stringify((await trx.raw(`EXPLAIN (FORMAT JSON) SELECT sum(attempts) FROM live.provider_health WHERE ${where}`)).rows);
+      return {
+        window: await explain(`payment_provider_config_id IN ('ppc_a', 'ppc_b') AND minute >= now() - interval '5 minutes' AND minute <= now()`),
+        analytics: await explain(`account_id = 'acct_x' AND minute >= now() - interval '1 day' AND minute < now()`),
+      };
+    });
+    expect(plans.window).toContain('provider_health_pkey');
+    expect(plans.analytics).toContain('provider_health_account_id_minute_index');
+  });
+});
