@@ -4,7 +4,10 @@ import { eraseSingleUseCards, findUsableCard, type CardUse, type PaymentMethodRo
 import { findPayment, insertPayment, updatePayment, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, insertRoutingPlan } from '../../db/routing-plans';
-import { buildRoutingPlan, type RoutingHints, type RoutingPlan } from '../../lib/routing/plan';
+import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
+import type { Environment } from '../../db/environments';
+import { healthWindows } from '../../db/provider-health';
+import { routingSettingsOf } from '../../db/routing-settings';
 import type {
   PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
 } from '../../workflows/payments/contract';
@@ -40,6 +43,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     const env = args.environment;
     const [customer] = payment.customer_id ? await customersByIds(db, env, [payment.customer_id]) : [];
     const inputs = await loadRoutingInputs(db, env, args.accountId);
+    const adaptive = await adaptiveInputs(env, args, inputs.configs.map((c) => c.id));
     return buildRoutingPlan({
       payment: {
         amount: Number(payment.amount), currency: payment.currency, installments: args.installments ?? payment.installments,
@@ -50,7 +54,23 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       configs: inputs.configs,
       providers: inputs.providers,
       routing: hints,
+      adaptive,
     });
+  }
+
+  /**
+   * The account's routing settings and its configs' recent health (docs/routing.md): two indexed reads
+   * of the per-minute rollups. Least cost without elimination needs neither window.
+   */
+  async function adaptiveInputs(env: Environment, args: PlanArgs, configIds: string[]): Promise<RoutingPlanInput['adaptive']> {
+    const settings = await routingSettingsOf(db, env, args.accountId);
+    if (settings.strategy === 'least_cost' && !settings.elimination.enabled) return undefined;
+    const now = new Date();
+    const [success, elimination] = await Promise.all([
+      settings.strategy === 'success_rate' ? healthWindows(db, env, configIds, settings.success_rate.window_minutes, now) : {},
+      settings.elimination.enabled ? healthWindows(db, env, configIds, settings.elimination.window_minutes, now) : {},
+    ]);
+    return { settings, health: { success, elimination }, paymentId: args.paymentId, now: now.toISOString() };
   }
 
   return {

@@ -1,3 +1,4 @@
+import { circuitState } from '../../lib/routing/adaptive';
 import { Type } from '@sinclair/typebox';
 import { healthSeries, healthWindows, type AnalyticsInterval } from '../../db/provider-health';
 import { findProviderConfig, listProviderConfigs } from '../../db/providers';
@@ -13,18 +14,6 @@ const DEFAULT_RANGE_MS = 24 * HOUR_MS;
 const MAX_RANGE_DAYS = 31;
 const MAX_POINTS = 1_500;
 
-/**
- * The circuit of a config as routing sees it: errors (transport errors and unknown outcomes) at or above
- * the threshold share of at least `min_attempts` attempts in the elimination window open it; it stays
- * open for `cool_down_seconds` after the last error, then half-opens. A local copy of the rule, until
- * lib/routing/adaptive.ts's own is used here.
- */
-export function circuitOf(window: HealthWindow | undefined, elimination: RoutingSettings['elimination'], now: Date): CircuitState {
-  if (!elimination.enabled || !window || window.attempts === 0 || window.attempts < elimination.min_attempts) return 'closed';
-  if ((window.transport_errors + window.unknown) / window.attempts < elimination.error_rate_threshold) return 'closed';
-  const lastError = window.last_error_at ? Date.parse(window.last_error_at) : Number.NEGATIVE_INFINITY;
-  return now.getTime() - lastError <= elimination.cool_down_seconds * 1000 ? 'open' : 'half_open';
-}
 
 /** [from, to) and the interval, as asked or defaulted (the last 24 hours, by hour); 400 when out of bounds. */
 function rangeOf(query: { from?: string; to?: string; interval?: AnalyticsInterval }, now: Date) {
@@ -82,7 +71,7 @@ export const analyticsRoutes = [
       const shown: { id: string; name: string }[] = [...configs];
       for (const config of deleted) if (config?.account_id === account.id) shown.push(config);
       const windows = await healthWindows(deps.db, env, shown.map((c) => c.id), settings.elimination.window_minutes, now);
-      const withCircuits: AnalyticsConfig[] = shown.map((c) => ({ id: c.id, name: c.name, circuit: circuitOf(windows[c.id], settings.elimination, now) }));
+      const withCircuits: AnalyticsConfig[] = shown.map((c) => ({ id: c.id, name: c.name, circuit: circuitState(windows[c.id], settings.elimination, now.getTime()) }));
       return { data: serializeProviderAnalytics(range, withCircuits, rows) };
     },
   }),

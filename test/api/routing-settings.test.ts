@@ -98,9 +98,9 @@ describe('PUT /routing-settings', () => {
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     expect(set.body.data.volume_split.allocations).toEqual([{ provider_config_id: configA, percent: 70 }, { provider_config_id: configB, percent: 30 }]);
     // Other fields change without the split being given again.
-    const other = await put(merchant, { elimination: { enabled: false } });
+    const other = await put(merchant, { elimination: { enabled: true } });
     expect(other.status, JSON.stringify(other.body)).toBe(200);
-    expect(other.body.data).toMatchObject({ strategy: 'volume_split', elimination: { enabled: false } });
+    expect(other.body.data).toMatchObject({ strategy: 'volume_split', elimination: { enabled: true } });
     expect(other.body.data.volume_split.allocations).toHaveLength(2);
     const cleared = await put(merchant, { strategy: 'least_cost', volume_split: { allocations: [] } });
     expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);

@@ -24,7 +24,7 @@ interface SettingsPatch {
 }
 
 // The tables pin orders without draws: no exploration and no probes unless a case asks for them.
-function settingsWith(patch: SettingsPatch = {}, base: SettingsPatch = { success_rate: { exploration_share: 0 }, elimination: { probe_share: 0 } }): RoutingSettings {
+function settingsWith(patch: SettingsPatch = {}, base: SettingsPatch = { success_rate: { exploration_share: 0 }, elimination: { probe_share: 0, enabled: true } }): RoutingSettings {
   const d = DEFAULT_ROUTING_SETTINGS;
   return {
     strategy: patch.strategy ?? d.strategy,
@@ -345,7 +345,7 @@ describe('rankCandidates: volume_split', () => runCases('volume_split', volumeSp
 describe('rankCandidates over many payments', () => {
   const many = paymentIds(10_000);
   const firstShare = (scenario: Scenario, id: string, check: (ranked: RankedCandidate[]) => void = () => {}): number => {
-    const settings = settingsWith(scenario.settings, {});
+    const settings = settingsWith(scenario.settings, { elimination: { enabled: true } });
     const hits = many.filter((payment_id) => {
       const ranked = rankCandidates(inputOf({ ...scenario, payment_id }, settings));
       check(ranked);
@@ -462,7 +462,7 @@ describe('the building blocks', () => {
   });
 
   it('tells the circuit of a window at a time (what analytics shows)', () => {
-    const elimination = DEFAULT_ROUTING_SETTINGS.elimination;
+    const elimination = { ...DEFAULT_ROUTING_SETTINGS.elimination, enabled: true };
     const now = Date.parse(NOW);
     expect(circuitState(undefined, elimination, now)).toBe('closed');
     expect(circuitState(window('ppc_a', failing(8, 10, 10)), elimination, now)).toBe('open');
