@@ -1,9 +1,8 @@
-import { circuitState } from '../../lib/routing/adaptive';
 import { Type } from '@sinclair/typebox';
 import { healthSeries, healthWindows, type AnalyticsInterval } from '../../db/provider-health';
 import { findProviderConfig, listProviderConfigs } from '../../db/providers';
 import { routingSettingsOf } from '../../db/routing-settings';
-import type { CircuitState, HealthWindow, RoutingSettings } from '../../lib/routing/adaptive-contract';
+import { circuitState } from '../../lib/routing/adaptive';
 import { ApiError } from '../errors';
 import { ANALYTICS_INTERVALS, pointCount, ProviderAnalyticsSchema, serializeProviderAnalytics, type AnalyticsConfig } from '../resources/analytics';
 import { defineRoute } from '../route';
