@@ -13,6 +13,8 @@ import {
 
 /** Approval estimates this close (inclusive) count as equal: the cheaper candidate goes first. */
 export const APPROVAL_TOLERANCE = 0.02;
+/** z of the Wilson score interval whose upper bound decides whether a candidate could be as good as the best (95 %). */
+const CONFIDENCE_Z = 1.96;
 
 /** What each draw is for: separate salts keep the draws of one payment independent of each other. */
 const SALT = { exploration: 'exploration', explorationPick: 'exploration-pick', split: 'split' } as const;
@@ -83,6 +85,20 @@ export function circuitState(window: HealthWindow | undefined, elimination: Rout
  * (approvals + prior_approvals) / ((attempts − hard declines) + prior_attempts). Hard declines are the
  * card's, not the provider's. Null when there is neither data nor a prior.
  */
+/**
+ * The upper end of the Wilson score interval of the same counts: how good the candidate could still be.
+ * Little data (a provider just back from an outage, probed by a few payments) leaves it wide, so a
+ * cheaper provider that may well be as good as the best is given the traffic again; a provider that
+ * keeps declining narrows it below the best.
+ */
+export function approvalUpperBound(window: HealthWindow | null | undefined, success: RoutingSettings['success_rate']): number | null {
+  const n = nonHardAttempts(window) + success.prior_attempts;
+  if (n <= 0) return null;
+  const p = ((window?.approvals ?? 0) + success.prior_approvals) / n;
+  const z2 = CONFIDENCE_Z * CONFIDENCE_Z;
+  return (p + z2 / (2 * n) + CONFIDENCE_Z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
+}
+
 export function approvalEstimate(window: HealthWindow | null | undefined, success: RoutingSettings['success_rate']): number | null {
   const approvals = window?.approvals ?? 0;
   const denominator = nonHardAttempts(window) + success.prior_attempts;
@@ -162,7 +178,7 @@ function bySuccessRate(input: RankInput, blocked: boolean[]): Entry[] {
     const score = approvalEstimate(window, success);
     return { at, candidate, score, window, explored: false, why: approvalNote(score, window, success) };
   });
-  const ordered = withinTolerance(entries);
+  const ordered = withinTolerance(entries, success);
 
   if (paymentDraw(input.payment_id, SALT.exploration) >= success.exploration_share) return ordered;
   // Exploring a candidate whose circuit is open would only send it to the back again: never those.
@@ -174,17 +190,19 @@ function bySuccessRate(input: RankInput, blocked: boolean[]): Entry[] {
 }
 
 /**
- * Highest estimate first, but among the candidates within APPROVAL_TOLERANCE of the best remaining one
- * the earliest in the static (cost) order goes first. Greedy, so the tolerance never chains: each pick
- * is within the tolerance of the best estimate still unplaced. Candidates without an estimate go last.
+ * Highest estimate first, but among the candidates that could be as good as the best remaining one —
+ * their estimate, or the upper end of its confidence interval, within APPROVAL_TOLERANCE of the best
+ * estimate — the earliest in the static (cost) order goes first. Greedy, so the tolerance never chains:
+ * each pick is measured against the best estimate still unplaced. Candidates without an estimate go last.
  */
-function withinTolerance(entries: Entry[]): Entry[] {
+function withinTolerance(entries: Entry[], success: RoutingSettings['success_rate']): Entry[] {
   const remaining = entries.filter((entry) => entry.score !== null);
   const ordered: Entry[] = [];
   while (remaining.length > 0) {
     const best = Math.max(...remaining.map((entry) => entry.score as number));
     // The epsilon absorbs binary-float noise: 0.92 − 0.02 is not exactly 0.90.
-    const next = remaining.findIndex((entry) => (entry.score as number) >= best - APPROVAL_TOLERANCE - 1e-9);
+    const couldBe = (entry: Entry) => Math.max(entry.score as number, approvalUpperBound(entry.window, success) ?? 0);
+    const next = remaining.findIndex((entry) => couldBe(entry) >= best - APPROVAL_TOLERANCE - 1e-9);
     ordered.push(...remaining.splice(next, 1));
   }
   return [...ordered, ...entries.filter((entry) => entry.score === null)];

@@ -245,16 +245,28 @@ const successRate: Case[] = [
     order: ['ppc_a', 'ppc_b', 'ppc_c'],
   },
   {
-    name: 'prefers the better one just beyond 0.02',
+    name: 'prefers the better one just beyond 0.02 when the cheaper one\'s interval cannot reach it either',
     settings: { success_rate: { prior_approvals: 0, prior_attempts: 0 } },
-    success: { ppc_a: approved(900, 1000), ppc_b: approved(921, 1000), ppc_c: approved(900, 1000) },
+    success: { ppc_a: approved(8900, 10000), ppc_b: approved(9210, 10000), ppc_c: approved(8900, 10000) },
     order: ['ppc_b', 'ppc_a', 'ppc_c'],
   },
   {
     name: 'does not chain ties: each pick is within 0.02 of the best still unplaced',
     settings: { success_rate: { prior_approvals: 0, prior_attempts: 0 } },
-    success: { ppc_a: approved(89, 100), ppc_b: approved(91, 100), ppc_c: approved(92, 100) },
+    success: { ppc_a: approved(8900, 10000), ppc_b: approved(9100, 10000), ppc_c: approved(9200, 10000) },
     order: ['ppc_b', 'ppc_c', 'ppc_a'],
+  },
+  {
+    name: 'gives a cheaper provider with little data back the traffic while its interval reaches the best (recovery)',
+    settings: { success_rate: { prior_approvals: 0, prior_attempts: 0 } },
+    success: { ppc_a: approved(12, 12), ppc_b: approved(990, 1000) },
+    order: ['ppc_a', 'ppc_b', 'ppc_c'],
+  },
+  {
+    name: 'keeps a cheaper provider with as little data but many declines behind',
+    settings: { success_rate: { prior_approvals: 0, prior_attempts: 0 } },
+    success: { ppc_a: approved(5, 12), ppc_b: approved(990, 1000) },
+    order: ['ppc_b', 'ppc_a', 'ppc_c'],
   },
   {
     name: 'lets the prior dominate little data: 1/1 does not beat a cheaper 9/10',
@@ -269,9 +281,9 @@ const successRate: Case[] = [
   },
   {
     name: 'does not hold hard declines against a provider',
-    success: { ppc_a: approved(15, 20), ppc_b: approved(10, 20, 10) },
+    success: { ppc_a: approved(150, 200), ppc_b: approved(10, 20, 10) },
     order: ['ppc_b', 'ppc_c', 'ppc_a'],
-    reasons: { ppc_b: { score: 19 / 20, note: 'approval 0.95 (10/10 non-hard + prior 9/10) · circuit closed' }, ppc_a: { score: 24 / 30 } },
+    reasons: { ppc_b: { score: 19 / 20, note: 'approval 0.95 (10/10 non-hard + prior 9/10) · circuit closed' }, ppc_a: { score: 159 / 210 } },
   },
   {
     name: 'puts candidates without any estimate (no data, no prior) last, in cost order',
