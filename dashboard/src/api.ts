@@ -116,6 +116,8 @@ export interface Charge {
 export interface Candidate {
   payment_provider_config_id: string; payment_provider_id: string; payment_provider_method_id: string;
   estimated_fee: number | null; reason?: string;
+  /** Why adaptive routing put it there (docs/routing.md). */
+  ranking?: { strategy: string; score: number | null; circuit: 'closed' | 'open' | 'half_open'; explored: boolean; note: string };
 }
 
 export interface RoutingPlan { id: string; current_index: number | null; candidates: Candidate[]; created_at: string }

@@ -105,6 +105,7 @@ export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: st
                   <div class="cand-main">
                     <div>{name(c.payment_provider_config_id) ?? c.payment_provider_config_id} {current ? <span class="badge badge-blue">current</span> : null}</div>
                     <div class="muted small"><code>{c.payment_provider_config_id}</code>{c.reason ? ` · ${c.reason}` : ''}</div>
+                    {c.ranking ? <div class="small" data-testid="ranking">{humanize(c.ranking.strategy)}: {c.ranking.note}</div> : null}
                   </div>
                   <div class="cand-fee">{c.estimated_fee !== null ? <>est. fee {money(c.estimated_fee, p.currency)}</> : <span class="muted">fee unknown</span>}</div>
                   <div class="cand-outcome">{charge ? <Status value={charge.status} /> : <span class="muted small">not tried</span>}</div>
