@@ -149,6 +149,24 @@ export function dashboardCases(s: OperatorStack) {
       await shot('endpoint-recover');
     });
 
+    it('shows the real provider health the payments above recorded (the API, not a fixture)', async () => {
+      // The primary config was down for the cascaded payment: transport errors there, approvals at the backup.
+      await page.goto(`${stack.baseUrl}/dashboard/providers`);
+      const primary = page.locator(`[data-provider="${f.primary.id}"]`);
+      const backup = page.locator(`[data-provider="${f.backup.id}"]`);
+      await primary.waitFor();
+      await backup.waitFor();
+      expect(Number((await primary.locator('[data-fact="Transport errors"] dd').textContent())!.replace(/,/g, ''))).toBeGreaterThanOrEqual(1);
+      expect(await primary.locator('[data-circuit]').textContent()).toBe('Circuit closed');
+      expect(Number((await backup.locator('[data-fact="Attempts"] dd').textContent())!.replace(/,/g, ''))).toBeGreaterThanOrEqual(1);
+      const direct = await stack.http.get(`/v1/analytics/providers?account_id=${f.merchant.account.id}&interval=minute&from=${new Date(Date.now() - 3_600_000).toISOString()}`).set(bearer(f.merchant.token));
+      expect(direct.status, JSON.stringify(direct.body)).toBe(200);
+      const backupTotals = direct.body.data.providers.find((p: { provider_config_id: string }) => p.provider_config_id === f.backup.id).totals;
+      expect(await backup.locator('[data-fact="Attempts"] dd').textContent()).toBe(backupTotals.attempts.toLocaleString('en-US'));
+      await page.locator('.uplot canvas').first().waitFor();
+      expect(await page.locator('.uplot canvas').count()).toBe(2);
+    });
+
     it('shows provider health and charts, and refetches with the interval that fits the range', async () => {
       // The analytics endpoint is answered here from a fixture: the page is pinned against its contract.
       const asked: URL[] = [];
