@@ -175,9 +175,12 @@ describe('GET /analytics/providers, numbers from known rows', () => {
     }
     for (let i = 0; i < 3; i += 1) await sample(few.id, { outcome: 'transport_error', at: ago(1000) });
     const circuits = async () => Object.fromEntries((await analytics(n)).body.data.providers.map((p: any) => [p.name, p.circuit]));
+    const put = (body: object) => stack.http.put('/v1/routing-settings').set(bearer(n.secretKey)).send(body);
+    // Elimination is off until the account turns it on: every circuit closed.
+    expect(await circuits()).toEqual({ Failing: 'closed', Cooling: 'closed', Quiet: 'closed' });
+    expect((await put({ elimination: { enabled: true } })).status).toBe(200);
     expect(await circuits()).toEqual({ Failing: 'open', Cooling: 'half_open', Quiet: 'closed' });
     // The account's own elimination settings decide.
-    const put = (body: object) => stack.http.put('/v1/routing-settings').set(bearer(n.secretKey)).send(body);
     expect((await put({ elimination: { cool_down_seconds: 3600, min_attempts: 3 } })).status).toBe(200);
     expect(await circuits()).toEqual({ Failing: 'open', Cooling: 'open', Quiet: 'open' });
     expect((await put({ elimination: { enabled: false } })).status).toBe(200);
@@ -248,7 +251,7 @@ describe('the pure parts', () => {
   });
   const now = new Date('2030-01-01T12:00:00Z');
   const secondsAgo = (s: number) => new Date(now.getTime() - s * 1000).toISOString();
-  const elimination = DEFAULT_ROUTING_SETTINGS.elimination; // min 5 attempts, 0.5, 30 s
+  const elimination = { ...DEFAULT_ROUTING_SETTINGS.elimination, enabled: true }; // min 5 attempts, 0.5, 30 s
 
   it.each<[string, HealthWindow | undefined, Partial<typeof elimination>, string]>([
     ['no data', undefined, {}, 'closed'],
