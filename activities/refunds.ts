@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { refunds } from './metrics';
 import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
@@ -53,13 +54,15 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
   async function settle(ref: RefundRef, outcome: ProviderOutcome, exchange: ProviderExchange): Promise<RefundResult> {
     const env = ref.environment;
     const failureReason = outcome.kind === 'approved' ? undefined : 'declineCode' in outcome ? outcome.declineCode : 'provider_error';
-    return db.transaction(async (trx) => {
+    let settledNow = false;
+    const result = await db.transaction(async (trx): Promise<RefundResult> => {
       const verdict = failureReason === undefined ? { approved: true as const } : { approved: false as const, failureReason };
       const settled = await settleRefund(trx, env, ref.refundId, verdict, exchange);
       if (!settled) throw ApplicationFailure.nonRetryable(`refund ${ref.refundId} does not exist`, 'not_found');
       if (settled.outcome === 'unchanged') {
         return { status: settled.refund.status, failureReason: settled.refund.failure_reason ?? undefined, eventIds: [] };
       }
+      settledNow = true;
       if (settled.outcome === 'succeeded') {
         const eventIds = await appendEvents(trx, env, [refundEvent(ref, 'refund.succeeded', settled.refund), chargeRefundedEvent(ref, settled.charge)]);
         return { status: 'SUCCEEDED' as const, eventIds };
@@ -67,6 +70,8 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       const eventIds = await appendEvents(trx, env, [refundEvent(ref, 'refund.failed', settled.refund)]);
       return { status: 'FAILED' as const, failureReason, eventIds };
     });
+    if (settledNow) refunds.inc({ outcome: result.status === 'SUCCEEDED' ? 'succeeded' : 'failed' });
+    return result;
   }
 
   return {

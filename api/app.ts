@@ -6,6 +6,7 @@ import { requestContext } from './middleware/request-context';
 import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { rateLimit } from './middleware/rate-limit';
+import { requestMetrics, serveMetrics } from './middleware/metrics';
 import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
@@ -33,6 +34,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
       ? { message: 'ready', success: true, data: { database, temporal } }
       : { message: 'not ready', success: false, error: { code: 503, message: 'not ready', details: { reason: database ? 'temporal_unavailable' : 'database_unavailable', database, temporal } } };
   });
+  open.get('/metrics', serveMetrics);
   open.get('/v1/openapi.json', (ctx) => {
     ctx.body = openapi;
   });
@@ -46,6 +48,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   // The Idempotency-Key is handled inside each route, once the route has admitted the credential.
   for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
 
+  app.use(requestMetrics([open, v1]));
   app.use(requestContext());
   app.use(errorHandler());
   app.use(serveDashboard());

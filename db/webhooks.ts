@@ -5,7 +5,7 @@ import type { ResponseClass } from '../lib/webhook-retry';
 import type {
   DeliveryStatus, DeliveryTrigger, DisabledReason, EndpointStatus, WebhookVerificationResult,
 } from '../workflows/webhooks/contract';
-import { envTable, type Environment } from './environments';
+import { ENV_SCHEMAS, envTable, type Environment } from './environments';
 
 /**
  * The webhooks store (docs/webhooks.md): each environment's `webhook_endpoints` (with their encrypted
@@ -340,4 +340,23 @@ export function replayStore(db: Knex, env: Environment) {
       return q.orderBy('created_at').orderBy('id');
     },
   };
+}
+
+/**
+ * How many deliveries are waiting (pending or failed, to be retried) and how many are dead-lettered,
+ * over both environments: the worker's gauges, read on each scrape (one grouped COUNT per environment).
+ */
+export async function countDeliveriesByState(db: Knex): Promise<{ pending: number; deadLettered: number }> {
+  let pending = 0;
+  let deadLettered = 0;
+  for (const env of Object.keys(ENV_SCHEMAS) as Environment[]) {
+    const rows = await db(envTable(env, 'webhook_deliveries'))
+      .select('status').count<{ status: DeliveryStatus; count: string }[]>('* as count')
+      .whereIn('status', ['pending', 'failed', 'dead_lettered']).groupBy('status');
+    for (const row of rows) {
+      if (row.status === 'dead_lettered') deadLettered += Number(row.count);
+      else pending += Number(row.count);
+    }
+  }
+  return { pending, deadLettered };
 }

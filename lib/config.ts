@@ -42,6 +42,11 @@ export interface Config {
   authenticationTimeoutMs: number;
   /** How long a provider call may take before its outcome is unknown (and reconciled, never cascaded). */
   providerTimeoutMs: number;
+  /**
+   * WORKER_METRICS_PORT: the worker's Prometheus `/metrics` (0 = off); the Temporal SDK's own metrics are
+   * served on the next port (docs/observability.md#metrics).
+   */
+  workerMetricsPort: number;
   /** Workflows a worker keeps in memory per task queue; evicted ones are replayed from history when needed. */
   workerMaxCachedWorkflows: number;
   /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */
@@ -163,6 +168,11 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT is not a port: ${env.PORT}`);
 
+  const workerMetricsPort = Number(env.WORKER_METRICS_PORT || 9464);
+  if (!Number.isInteger(workerMetricsPort) || workerMetricsPort < 0 || workerMetricsPort > 65534) {
+    throw new ConfigError(`WORKER_METRICS_PORT is not a port: ${env.WORKER_METRICS_PORT}`);
+  }
+
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(publicUrl)) throw new ConfigError('PUBLIC_URL must be an absolute http:// or https:// URL');
 
@@ -196,6 +206,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
     authenticationTimeoutMs: duration('AUTHENTICATION_TIMEOUT', env.AUTHENTICATION_TIMEOUT || '1h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
+    workerMetricsPort,
     workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
     rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },

@@ -134,6 +134,9 @@ async function main(): Promise<void> {
   say(`  Dashboard      ${apiUrl}/dashboard`);
   say(`  Temporal UI    ${temporalUi}`);
   say(`  Temporal       ${temporalAddress}`);
+  say(`  Metrics        ${apiUrl}/metrics (API)${config.workerMetricsPort
+    ? `, http://localhost:${config.workerMetricsPort}/metrics (worker), http://localhost:${config.workerMetricsPort + 1}/metrics (Temporal SDK)`
+    : ' (worker metrics off: WORKER_METRICS_PORT=0)'}`);
   say();
   say(`  Demo account   ${demo.accountId} (production), ${demo.sandboxAccountId} (sandbox)`);
   say(`  Demo JWT       ${token}`);

@@ -5,6 +5,7 @@ import { logger } from '../lib/logger';
 import { connectClient, connectionOptions } from '../workflows/client';
 import { createDb } from '../db/knex';
 import { createWorkers } from './worker';
+import { startWorkerMetrics } from './metrics';
 import { ensureStuckPaymentWatchdog } from '../workflows/watchdog/client';
 import { watchdogInterval } from '../workflows/watchdog/contract';
 
@@ -12,8 +13,15 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start sets it)');
   const level = (process.env.LOG_LEVEL ?? 'info').toUpperCase();
-  Runtime.install({ logger: new DefaultLogger((['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level) ? level : 'INFO') as LogLevel) });
+  const metricsPort = config.workerMetricsPort;
+  Runtime.install({
+    logger: new DefaultLogger((['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level) ? level : 'INFO') as LogLevel),
+    // The SDK's own metrics (task slots, poll latency, workflow cache) come from its native core, which
+    // serves them itself: on the port after ours (docs/observability.md#metrics).
+    ...(metricsPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${metricsPort + 1}` } } } } : {}),
+  });
   const db = createDb(config.databaseUrl, { max: 20 });
+  const metrics = metricsPort ? await startWorkerMetrics(metricsPort, db) : undefined;
   const address = config.temporal.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions(config, address));
   const workers = await createWorkers({
@@ -21,7 +29,7 @@ async function main(): Promise<void> {
     // A pre-built bundle elsewhere than dist/ (the test suite's, for worker processes it kills and restarts).
     workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined,
   });
-  logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue) }, 'worker started');
+  logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue), metrics_port: metrics?.port }, 'worker started');
   // The stuck-payment watchdog runs once per namespace: the first worker to boot starts it.
   connectClient(config, address)
     .then(async (client) => {
@@ -34,6 +42,7 @@ async function main(): Promise<void> {
     .catch((err) => logger.warn({ err }, 'stuck-payment watchdog could not be started'));
   // Worker.run resolves after SIGINT/SIGTERM once in-flight activities and tasks have drained.
   await Promise.all(workers.map((w) => w.run()));
+  await metrics?.close();
   await connection.close();
   await db.destroy();
   logger.info('worker stopped');

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { paymentTransitions } from '../metrics';
 import { appendEvents, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { cardDisplay, eraseSingleUseCards } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
@@ -146,7 +147,8 @@ export async function applyOutcome(
   db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome,
 ): Promise<AttemptResult> {
   const env = args.environment;
-  return db.transaction(async (trx) => {
+  let entered: string | undefined;
+  const result = await db.transaction(async (trx) => {
     const current = await lockCharge(trx, env, args.chargeId);
     if (!current) throw new Error(`charge ${args.chargeId} is missing`);
     const next = transition(args, outcome, current, captured);
@@ -167,6 +169,7 @@ export async function applyOutcome(
       next.payment = { status: next.paymentStatus, ...(next.payment ?? {}), next_action: null };
     }
     if (next.payment) {
+      entered = next.payment.status;
       const payment = await updatePayment(trx, env, args.paymentId, next.payment);
       if (next.paymentEvent) events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
       // The walk is over: the card it used is never charged again (capture, void and refunds need only
@@ -189,6 +192,9 @@ export async function applyOutcome(
       eventIds,
     };
   });
+  // Counted once committed: a rolled-back attempt (retried by Temporal) changed nothing.
+  if (entered) paymentTransitions.inc({ status: entered });
+  return result;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Environment } from '../../db/environments';
 import { ConfigProvider, openConfigProvider, ProviderConfigNotFoundError } from '../../db/providers';
 import type { Config } from '../../lib/config';
 import type { Vault } from '../../lib/vault';
+import { instrumentAdapter } from '../metrics';
 import { getAdapter } from './registry';
 import type { ProviderAdapter, ProviderCredentials } from './types';
 
@@ -26,7 +27,7 @@ export async function openProvider(
     const adapter = getAdapter(found.provider.identifier, {
       simulatorUrl: deps.config.simulatorUrl, requestTimeoutMs: deps.config.providerTimeoutMs, apiBase: apiBaseOf(found.provider.config), environment: env,
     });
-    return { ...found, adapter, credentials };
+    return { ...found, adapter: instrumentAdapter(adapter, found.provider.identifier), credentials };
   } catch (err) {
     if (err instanceof ProviderConfigNotFoundError) throw ApplicationFailure.nonRetryable(`provider config ${configId} is gone`, 'not_found');
     throw err;

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { webhookDeliveryAttempts } from '../metrics';
 import {
   disableEndpoint, findDelivery, findEndpoint, insertAttempt, markEndpointFailing, markEndpointHealthy, parkDelivery, recordDeliveryAttempt,
 } from '../../db/webhooks';
@@ -80,6 +81,7 @@ export function deliveryActivities({ db, vault, agent, allowPrivate }: WebhookAc
         }
         return attemptCount;
       });
+      webhookDeliveryAttempts.inc({ outcome });
       logger.info({ delivery_id: delivery.id, attempt_no: attemptNo, status_code: http.statusCode, outcome, status, duration_ms: http.durationMs }, 'webhook attempt');
       return { next: status === 'failed' ? 'retry' : 'done', status, attemptNo, statusCode: http.statusCode, delayMs };
     },

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { idempotencyReplays } from './metrics';
 import type Koa from 'koa';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Db } from '../../db/knex';
@@ -77,6 +78,7 @@ export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middlewar
       ctx.status = row.response_status ?? 200;
       ctx.set(row.response_headers ?? {});
       ctx.set('Idempotent-Replayed', 'true');
+      idempotencyReplays.inc();
       ctx.body = unseal(vault, row.response_body);
       return;
     }

@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
+import { rateLimitRejections } from './metrics';
 
 /** How long the burst reserve takes to refill (docs/production.md#rate-limits). */
 const BURST_WINDOW_SECONDS = 60;
@@ -30,6 +31,7 @@ export function rateLimit(opts: { rps: number; burst: number }): Koa.Middleware 
       res = await limiter.consume(key);
     } catch (rejected) {
       if (!(rejected instanceof RateLimiterRes)) throw rejected;
+      rateLimitRejections.inc();
       const retryAfter = Math.max(1, Math.ceil(rejected.msBeforeNext / 1000));
       throw new ApiError('rate_limited', undefined, { retry_after: retryAfter },
         { ...limit, 'X-RateLimit-Remaining': '0', 'Retry-After': String(retryAfter) });

@@ -25,6 +25,7 @@ export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
   return async (ctx, next) => {
     const match = PATH.exec(ctx.path);
     if (!match || (ctx.method !== 'GET' && ctx.method !== 'POST')) return next();
+    ctx.state.routeTemplate = '/v1/payments/:id/authentication-return';
     const paymentId = decodeURIComponent(match[1]);
     const chargeId = typeof ctx.query.charge === 'string' ? ctx.query.charge : '';
     const found = looksLikeId(paymentId, 'pay') && looksLikeId(chargeId, 'ch') ? await findPaymentAnywhere(deps, paymentId) : undefined;

@@ -66,6 +66,7 @@ export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
   return async (ctx, next) => {
     if (!ctx.path.startsWith(PROVIDER_WEBHOOK_PATH)) return next();
     const configId = ctx.path.slice(PROVIDER_WEBHOOK_PATH.length);
+    ctx.state.routeTemplate = `${PROVIDER_WEBHOOK_PATH}:provider_config_id`;
     if (ctx.method !== 'POST') throw new ApiError('method_not_allowed', undefined, {}, { Allow: 'POST' });
     if (!looksLikeId(configId, 'ppc')) throw ApiError.notFound('payment provider config');
     const opened = await openConfig(deps, configId);

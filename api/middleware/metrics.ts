@@ -1,0 +1,65 @@
+import type Koa from 'koa';
+import type Router from '@koa/router';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The API's Prometheus metrics (docs/observability.md#metrics), served at `GET /metrics`. Requests are
+ * labelled by route template (`/v1/payments/:id`), never by path: a path holds ids.
+ */
+export const apiRegistry = new Registry();
+collectDefaultMetrics({ register: apiRegistry });
+
+const httpRequests = new Counter({
+  name: 'http_requests_total', help: 'HTTP requests answered, by route template, method and status.',
+  labelNames: ['route', 'method', 'status'] as const, registers: [apiRegistry],
+});
+const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds', help: 'How long the API took to answer, by route template, method and status.',
+  labelNames: ['route', 'method', 'status'] as const, registers: [apiRegistry],
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+});
+export const idempotencyReplays = new Counter({
+  name: 'idempotency_replays_total', help: 'Requests answered with the stored response of an earlier one (Idempotent-Replayed).',
+  registers: [apiRegistry],
+});
+export const rateLimitRejections = new Counter({
+  name: 'rate_limit_rejections_total', help: 'Requests refused with 429 rate_limited.', registers: [apiRegistry],
+});
+
+/** Methods outside this list share one label, so a client cannot grow the series. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * Counts and times every request, outermost (so error responses count with their final status). The
+ * route is the template of the routers' route for the path and method (asked of the routers, so a
+ * request refused before its route ran, e.g. a 429, still gets it), the template a path-matching
+ * middleware names in `ctx.state.routeTemplate`, `/dashboard` for the dashboard's files, or `unmatched`.
+ */
+export function requestMetrics(routers: Router[]): Koa.Middleware {
+  return async (ctx, next) => {
+    const end = httpRequestDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      const labels = { route: routeOf(ctx, routers), method: METHODS.has(ctx.method) ? ctx.method : 'OTHER', status: String(ctx.status) };
+      httpRequests.inc(labels);
+      end(labels);
+    }
+  };
+}
+
+function routeOf(ctx: Koa.Context, routers: Router[]): string {
+  for (const router of routers) {
+    const route = router.match(ctx.path, ctx.method).pathAndMethod.filter((layer) => layer.methods.length > 0).at(-1);
+    if (route && typeof route.path === 'string') return route.path;
+  }
+  if (typeof ctx.state.routeTemplate === 'string') return ctx.state.routeTemplate;
+  if (ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')) return '/dashboard';
+  return 'unmatched';
+}
+
+/** `GET /metrics`: the text exposition format, no credentials (keep the port off the public internet). */
+export async function serveMetrics(ctx: Koa.Context): Promise<void> {
+  ctx.type = apiRegistry.contentType;
+  ctx.body = await apiRegistry.metrics();
+}
