@@ -25,6 +25,8 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
       SIMULATOR_URL: stack.config.simulatorUrl ?? '',
       PROVIDER_TIMEOUT_MS: String(stack.config.providerTimeoutMs),
       WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+      // Test files run side by side: a fixed metrics port (and the SDK's on the next one) would collide.
+      WORKER_METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
