@@ -275,6 +275,18 @@ describe('3-D Secure at the real connectors', () => {
     expect((await getPayment(stack, merchant, created.body.data.id)).charges).toHaveLength(1);
   });
 
+  it('adyen: a forged return (made-up redirectResult) changes nothing; the shopper\'s real return still completes it', async () => {
+    const created = await createPayment(stack, merchant, { amount: 3300 });
+    const res = await confirm(stack, merchant, created.body.data.id, { payment_method: holderCard('4000002760003184') });
+    const chargeId = res.body.data.next_action ? (await getPayment(stack, merchant, created.body.data.id)).charges[0].id : '';
+    await fetch(`${stack.baseUrl}/v1/payments/${created.body.data.id}/authentication-return?charge=${chargeId}&redirectResult=forged`, { redirect: 'manual' });
+    expect((await getPayment(stack, merchant, created.body.data.id)).status).toBe('REQUIRES_ACTION');
+    adyen.holdNotifications(true);
+    const back = await challenge(res.body.data.next_action.redirect_to_url.url, 'approve');
+    await fetch(back!, { redirect: 'manual' });
+    expect((await settled(merchant, created.body.data.id, (x) => x.status !== 'REQUIRES_ACTION')).status).toBe('SUCCEEDED');
+  });
+
   it('adyen: a failed challenge (refusal 11) is a hard authentication_failed', async () => {
     const created = await createPayment(stack, merchant, { amount: 3100 });
     const res = await confirm(stack, merchant, created.body.data.id, { payment_method: holderCard('4000002760003184') });

@@ -74,7 +74,7 @@ describe('adyen 3-D Secure: the redirect', () => {
     expect(done.outcome).toEqual({ kind: 'approved', providerReference, authorizedAmount: 2500, capturedAmount: 0, refundedAmount: 0 });
     expect(done.authentication).toEqual({ version: '2.2.0', eci: '05', cavv: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/), dsTransactionId: expect.any(String) });
     expect(done.exchange).toMatchObject({
-      operation: 'authenticate', idempotency_key: `${k}:authenticate`, outcome: 'approved',
+      operation: 'authenticate', idempotency_key: expect.stringMatching(new RegExp(`^${k}:authenticate:[0-9a-f]{16}$`)), outcome: 'approved',
       request: { method: 'POST', path: '/v71/payments/details', body: { details: { redirectResult: '[given]' } } },
       response: { status: 200, body: { resultCode: 'Authorised', additionalData: { eci: '05', threeDSVersion: '2.2.0' } } },
     });
@@ -162,13 +162,22 @@ describe('adyen 3-D Secure: the redirect', () => {
     const first = await complete(k, { providerReference, returnParams, amount: 2500 });
     const again = await complete(k, { providerReference, returnParams, amount: 2500 });
     expect(again.outcome).toEqual(first.outcome);
-    expect(double.state().requests.filter((r) => r.idempotency_key === `${k}:authenticate`).map((r) => r.replayed ?? false)).toEqual([false, true]);
+    expect(double.state().requests.filter((r) => r.idempotency_key?.startsWith(`${k}:authenticate:`)).map((r) => r.replayed ?? false)).toEqual([false, true]);
   });
 
-  it('a redirectResult Adyen does not know is refused (422): a hard invalid_request', async () => {
+  it('a redirectResult Adyen does not know is refused (422): no verdict, the payment still waits', async () => {
     const done = await complete(key(), { providerReference: 'ABCDEFGHIJKLMNOP', returnParams: { redirectResult: 'forged' }, amount: 100 });
-    expect(done.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'invalid_request' });
+    expect(done.outcome).toMatchObject({ kind: 'requires_action', providerReference: 'ABCDEFGHIJKLMNOP' });
     expect(done.exchange).toMatchObject({ response: { status: 422 }, provider_code: '702' });
+  });
+
+  it('a forged return first does not take the key of the shopper\'s real return: it still authorizes', async () => {
+    const k = key();
+    const { providerReference, redirectUrl } = requiresActionOf((await authorize({ holder: 'REDIRECT_SHOPPER', idempotencyKey: k })).outcome);
+    const forged = await complete(k, { providerReference, returnParams: { redirectResult: 'forged' }, amount: 2500 });
+    expect(forged.outcome.kind).toBe('requires_action');
+    const { returnParams } = await passChallenge(redirectUrl, 'approve');
+    expect((await complete(k, { providerReference, returnParams, amount: 2500 })).outcome.kind).toBe('approved');
   });
 
   it('the page: 404 for a payment with no challenge, 400 for a form without approve or fail', async () => {

@@ -5,6 +5,7 @@
 // nowhere else; the API key lives in a per-call library client, in activity memory only.
 
 import { CheckoutAPI, Client, EnvironmentEnum, HttpClientException, Types } from '@adyen/api-library';
+import { createHash } from 'node:crypto';
 import { Agent, request } from 'undici';
 import {
   ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION, ADYEN_TEST_API_BASE, adyenLiveApiBase, type AdyenCredentials,
@@ -239,14 +240,22 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
         };
         return { outcome: waiting, exchange: record(exchange, waiting) };
       }
+      // One key per redirectResult: Adyen stores the first answer under a key, so a forged return (the
+      // return endpoint takes no credentials) must not take the key the shopper's real return will use.
+      const idempotencyKey = `${input.idempotencyKey}:${createHash('sha256').update(redirectResult).digest('hex').slice(0, 16)}`;
       const reply = await send(input.credentials, {
         operation: 'authenticate',
-        idempotencyKey: input.idempotencyKey,
+        idempotencyKey,
         path: `/${ADYEN_CHECKOUT_VERSION}/payments/details`,
         // The redirectResult stands for the payment's result: named, not stored.
         summary: { details: { redirectResult: '[given]' } },
-        send: (checkout) => checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: input.idempotencyKey }),
+        send: (checkout) => checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }, { idempotencyKey }),
       });
+      // Adyen refusing the details request (a 4xx: a redirectResult it does not know) is no verdict on the
+      // payment — anyone can call our return endpoint with made-up parameters: still waiting.
+      if (reply.kind === 'error' && (reply.outcome.kind === 'hard_decline' || reply.outcome.kind === 'soft_decline')) {
+        return { outcome: waiting, exchange: record(reply.exchange, waiting, reply.providerCode) };
+      }
       if (reply.kind === 'error') return { outcome: reply.outcome, exchange: record(reply.exchange, reply.outcome, reply.providerCode) };
       const response = reply.value;
       // Not done yet (a redirectResult from before the challenge ended): a details answer repeats no action.
