@@ -127,6 +127,13 @@ module.exports = {
       to: { path: '^(?:api|scripts|bench|test|dashboard)/' },
     },
     {
+      name: 'telemetry-below-processes',
+      severity: 'error',
+      comment: "Tracing setup (telemetry/) imports only lib/: the API's and the worker's entry points start it.",
+      from: { path: '^telemetry/' },
+      to: { path: '^(?:api|workflows|activities|worker|db|scripts|simulator|bench|dashboard|test)/' },
+    },
+    {
       name: 'simulator-stands-alone',
       severity: 'error',
       comment: 'The sandbox processor is a separate server: it shares only lib/.',

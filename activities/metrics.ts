@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { countDeliveriesByState } from '../db/webhooks';
 import type { OutcomeKind, ProviderAdapter } from './providers/types';
 
@@ -75,27 +76,37 @@ function outcomeClass(output: unknown): string {
   return answer?.lookup === 'failed' ? 'transport' : 'unknown';
 }
 
+const tracer = trace.getTracer('switchboard-worker');
+
 /**
- * The adapter with each operation counted and timed. A call that throws counts as `transport`: the
- * activity retries it like a transport error.
+ * The adapter with each operation counted, timed and, with tracing on, a span (`provider authorize`,
+ * its outcome class; the HTTP call beneath it). A call that throws counts as `transport`: the activity
+ * retries it like a transport error.
  */
 export function instrumentAdapter(adapter: ProviderAdapter, provider: string): ProviderAdapter {
   const wrapped: ProviderAdapter = Object.create(adapter) as ProviderAdapter;
   for (const [method, operation] of Object.entries(OPERATIONS) as [keyof typeof OPERATIONS, string][]) {
     const call = adapter[method].bind(adapter) as (input: unknown) => Promise<unknown>;
-    (wrapped as unknown as Record<string, unknown>)[method] = async (input: unknown) => {
-      const end = providerCallDuration.startTimer({ provider, operation });
-      try {
-        const output = await call(input);
-        providerCalls.inc({ provider, operation, outcome: outcomeClass(output) });
-        return output;
-      } catch (err) {
-        providerCalls.inc({ provider, operation, outcome: 'transport' });
-        throw err;
-      } finally {
-        end();
-      }
-    };
+    (wrapped as unknown as Record<string, unknown>)[method] = (input: unknown) => tracer.startActiveSpan(
+      `provider ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'switchboard.provider': provider, 'switchboard.provider.operation': operation } },
+      async (span) => {
+        const end = providerCallDuration.startTimer({ provider, operation });
+        let outcome = 'transport';
+        try {
+          const output = await call(input);
+          outcome = outcomeClass(output);
+          return output;
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          throw err;
+        } finally {
+          providerCalls.inc({ provider, operation, outcome });
+          end();
+          span.setAttribute('switchboard.provider.outcome', outcome);
+          span.end();
+        }
+      },
+    );
   }
   return wrapped;
 }

@@ -7,6 +7,8 @@ import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestMetrics, serveMetrics } from './middleware/metrics';
+import { traceRequests } from './middleware/tracing';
+import { currentTracing } from '../telemetry/tracing';
 import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
@@ -48,6 +50,8 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
   // The Idempotency-Key is handled inside each route, once the route has admitted the credential.
   for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
 
+  // Tracing, when on, wraps everything: the request's span is the root of the payment's trace.
+  if (currentTracing()) app.use(traceRequests([open, v1]));
   app.use(requestMetrics([open, v1]));
   app.use(requestContext());
   app.use(errorHandler());

@@ -1,3 +1,4 @@
+import './start-tracing';
 import { createServer } from 'node:http';
 import { exitOnConfigError } from '../lib/config';
 import { loadConfig } from '../db/local-state';
@@ -6,6 +7,7 @@ import { createDb } from '../db/knex';
 import { createApp } from './app';
 import { createApiDeps } from './server';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency';
+import { currentTracing } from '../telemetry/tracing';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
     await db.destroy();
     const client = await deps.temporal().catch(() => undefined);
     await client?.connection.close();
+    await currentTracing()?.shutdown();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());

@@ -1,3 +1,4 @@
+import './start-tracing';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
 import { exitOnConfigError } from '../lib/config';
 import { loadConfig } from '../db/local-state';
@@ -8,6 +9,7 @@ import { createWorkers } from './worker';
 import { startWorkerMetrics } from './metrics';
 import { ensureStuckPaymentWatchdog } from '../workflows/watchdog/client';
 import { watchdogInterval } from '../workflows/watchdog/contract';
+import { currentTracing } from '../telemetry/tracing';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   await metrics?.close();
   await connection.close();
   await db.destroy();
+  await currentTracing()?.shutdown();
   logger.info('worker stopped');
 }
 

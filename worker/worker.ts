@@ -1,9 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import {
+  makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUES } from '../workflows/contract';
 import { ROOT_DIR } from '../db/local-state';
+import { currentTracing, workflowClientInterceptors, WORKFLOW_INTERCEPTOR_MODULES, type Tracing } from '../telemetry/tracing';
 
 export const WORKFLOW_BUNDLE_PATH = join(ROOT_DIR, 'dist', 'workflow-bundle.js');
 
@@ -29,8 +33,29 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
     taskQueue,
     activities,
     ...workflows,
+    ...tracingOptions(currentTracing()),
     maxCachedWorkflows: setup.config.workerMaxCachedWorkflows,
     shutdownGraceTime: '10s',
     ...setup.tuning,
   })));
+}
+
+/**
+ * Temporal's OpenTelemetry interceptors (docs/observability.md#traces): activities continue the span
+ * their workflow scheduled them under, the client activities use (fan-out's starts) passes the span on,
+ * and workflow spans, made in the sandbox for workflows started traced, leave it through the `exporter`
+ * sink — dropped when this worker does not trace.
+ */
+function tracingOptions(tracing: Tracing | undefined): Partial<WorkerOptions> {
+  // Used when bundling from source; a pre-built bundle has them already.
+  const workflowModules = WORKFLOW_INTERCEPTOR_MODULES;
+  if (!tracing) return { interceptors: { workflowModules }, sinks: { exporter: { export: { fn: () => undefined } } } };
+  return {
+    interceptors: {
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      client: { workflow: workflowClientInterceptors() },
+      workflowModules,
+    },
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+  };
 }

@@ -9,6 +9,7 @@ import {
   WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import type { Config } from '../lib/config';
+import { workflowClientInterceptors } from '../telemetry/tracing';
 import { ApiError } from '../lib/errors';
 import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from './contract';
 
@@ -38,7 +39,7 @@ export function connectionOptions(config: Config, address: string): ConnectionOp
 export async function connectClient(config: Config, address: string): Promise<Client> {
   try {
     const connection = await Connection.connect({ ...connectionOptions(config, address), connectTimeout: '5s' });
-    return new Client({ connection, namespace: config.temporal.namespace });
+    return new Client({ connection, namespace: config.temporal.namespace, interceptors: { workflow: workflowClientInterceptors() } });
   } catch (err) {
     if (err instanceof ServiceError) throw err;
     throw new ServiceError('Failed to connect to Temporal', { cause: err instanceof Error ? err : new Error(String(err)) });

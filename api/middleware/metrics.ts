@@ -48,7 +48,8 @@ export function requestMetrics(routers: Router[]): Koa.Middleware {
   };
 }
 
-function routeOf(ctx: Koa.Context, routers: Router[]): string {
+/** The template of the route that answers this path and method (see requestMetrics). */
+export function routeOf(ctx: Koa.Context, routers: Router[]): string {
   for (const router of routers) {
     const route = router.match(ctx.path, ctx.method).pathAndMethod.filter((layer) => layer.methods.length > 0).at(-1);
     if (route && typeof route.path === 'string') return route.path;

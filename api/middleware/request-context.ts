@@ -14,14 +14,15 @@ const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 
 /**
  * Gives every request an id (echoed from X-Request-Id when it matches REQUEST_ID_PATTERN) and a trace id
- * (from a W3C traceparent when present), and logs one structured line when the response is done.
+ * (its span's when tracing is on, else from a W3C traceparent when present), and logs one structured line when the response is done.
  */
 export function requestContext(): Koa.Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
     const requestId = CLIENT_REQUEST_ID.test(given) ? given : `req_${ulid()}`;
-    const traceId = TRACEPARENT.exec(ctx.get('traceparent'))?.[1] ?? ulid().toLowerCase();
+    // With tracing on, the request's span set it; otherwise the caller's traceparent or a fresh one.
+    const traceId: string = ctx.state.traceId ?? TRACEPARENT.exec(ctx.get('traceparent'))?.[1] ?? ulid().toLowerCase();
     ctx.state.requestId = requestId;
     ctx.state.traceId = traceId;
     ctx.set('X-Request-Id', requestId);

@@ -38,15 +38,15 @@ const dashboard = JSON.parse(read('docker/grafana/dashboards/switchboard.json'))
 const panels: { title: string; targets: { expr: string }[] }[] = dashboard.panels;
 
 describe('the observability compose profile', () => {
-  it('puts Prometheus and Grafana in the opt-in profile, pinned, published on 127.0.0.1 only', () => {
-    for (const name of ['prometheus', 'grafana']) {
+  it('puts Prometheus, Grafana and Jaeger in the opt-in profile, pinned, published on 127.0.0.1 only', () => {
+    for (const name of ['prometheus', 'grafana', 'jaeger']) {
       expect(services[name].profiles, name).toEqual(['observability']);
       expect(services[name].image, name).toMatch(/^[\w/-]+:v?\d+\.\d+\.\d+$/);
       for (const port of services[name].ports) expect(String(port), name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
     }
     // The rest of the stack runs without the profile.
     for (const [name, service] of Object.entries(services)) {
-      if (!['prometheus', 'grafana'].includes(name)) expect(service.profiles, name).toBeUndefined();
+      if (!['prometheus', 'grafana', 'jaeger'].includes(name)) expect(service.profiles, name).toBeUndefined();
     }
   });
 

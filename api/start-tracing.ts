@@ -1,0 +1,4 @@
+// Imported first by api/main.ts: tracing has to be running before the modules whose HTTP calls it traces load.
+import { startTracing } from '../telemetry/tracing';
+
+startTracing('switchboard-api');

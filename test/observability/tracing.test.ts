@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { SpanKind } from '@opentelemetry/api';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { startTracing, tracingConfigured, type Tracing } from '../../telemetry/tracing';
+import { createWorkers } from '../../worker/worker';
+import { bearer, startStack, TestStack } from '../support/stack';
+import { card, CARDS, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { eventually } from '../support/worker-process';
+import { enabledEndpoint, Receiver } from '../webhooks/support';
+
+/**
+ * Traces (docs/observability.md#traces): this process is the API and the worker at once, tracing into
+ * an in-memory exporter. Untraced histories (recorded before tracing existed, started without a trace
+ * context) replaying unchanged through the same bundle is test/payments/replay.test.ts's job.
+ */
+const exporter = new InMemorySpanExporter();
+let tracing: Tracing;
+let sim: TestSimulator;
+let stack: TestStack;
+let connection: NativeConnection;
+let workers: Worker[];
+let running: Promise<void>[];
+let f: PaymentsFixture;
+let receiver: Receiver;
+let tracedHistory: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> } | undefined;
+
+beforeAll(async () => {
+  tracing = startTracing('switchboard-test', { exporter })!;
+  sim = await startSimulator();
+  stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
+  connection = await NativeConnection.connect({ address: stack.config.temporal.address! });
+  workers = await createWorkers({ db: stack.db, config: stack.config, connection, namespace: stack.config.temporal.namespace, workflowBundlePath: inject('workflowBundlePath') });
+  running = workers.map((w) => w.run());
+  f = await paymentsFixture(stack);
+  receiver = await Receiver.start();
+}, 180_000);
+
+afterAll(async () => {
+  for (const w of workers ?? []) if (w.getState() === 'RUNNING') w.shutdown();
+  await Promise.all(running ?? []);
+  await connection?.close();
+  await stack?.close();
+  await sim?.close();
+  await receiver?.close();
+  await tracing?.shutdown();
+});
+
+const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+
+/** The span's ancestors in `spans`, nearest first. */
+function ancestors(span: ReadableSpan, spans: ReadableSpan[]): ReadableSpan[] {
+  const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
+  const chain: ReadableSpan[] = [];
+  for (let parent = span.parentSpanId && byId.get(span.parentSpanId); parent; parent = parent.parentSpanId && byId.get(parent.parentSpanId)) chain.push(parent);
+  return chain;
+}
+
+/** Pays with create-and-confirm in one request under `requestId`; returns the request's root span once the payment's spans are in. */
+async function tracedPayment(requestId: string, extra: Record<string, unknown> = {}) {
+  const res = await stack.http.post('/v1/payments').set(bearer(f.merchant.secretKey)).set('X-Request-Id', requestId)
+    .send({ amount: 1250, currency: 'USD', confirm: true, payment_method: card(CARDS.visa), ...extra });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  expect(res.headers['x-request-id']).toBe(requestId);
+  const root = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.attributes['switchboard.request_id'] === requestId);
+  expect(root, 'the request span').toBeDefined();
+  return { payment: res.body.data, root: root!, traceId: root!.spanContext().traceId };
+}
+
+describe('traces', () => {
+  it('follows one payment from the API request through the workflow and its activity to the processor call, in one trace', async () => {
+    const { payment, root, traceId } = await tracedPayment('req_trace_one_payment');
+    expect(payment.status).toBe('SUCCEEDED');
+    expect(root.name).toBe('POST /v1/payments');
+    expect(root.parentSpanId).toBeUndefined();
+    expect(root.attributes).toMatchObject({ 'http.route': '/v1/payments', 'http.request.method': 'POST', 'http.response.status_code': 201 });
+
+    // Workflow spans leave the sandbox through a sink after their activation: wait for the processor call's chain.
+    const simPort = Number(new URL(sim.url).port);
+    const processorCall = await eventually(async () => {
+      const call = spansOf(traceId).find((s) => s.kind === SpanKind.CLIENT && s.attributes['server.port'] === simPort);
+      return call && ancestors(call, spansOf(traceId)).at(-1)?.name === 'POST /v1/payments' && call;
+    });
+    const spans = spansOf(traceId);
+    const names = spans.map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining([
+      'UpdateWithStartWorkflow:create', 'RunWorkflow:paymentWorkflow', 'HandleUpdate:create', 'StartActivity:authorizeCharge', 'RunActivity:authorizeCharge', 'provider authorize',
+    ]));
+    // The processor's HTTP call hangs from the request span through the provider call, the activity and the workflow.
+    const chain = ancestors(processorCall, spans).map((s) => s.name);
+    expect(chain[0]).toBe('provider authorize');
+    expect(chain).toEqual(expect.arrayContaining(['RunActivity:authorizeCharge', 'StartActivity:authorizeCharge', 'POST /v1/payments']));
+    expect(chain.at(-1)).toBe('POST /v1/payments');
+    expect(spans.find((s) => s.name === 'provider authorize')!.attributes).toMatchObject({ 'switchboard.provider': 'sandbox', 'switchboard.provider.outcome': 'approved' });
+    // Every span of the payment is in this one trace: none started a trace of its own.
+    const paymentSpans = exporter.getFinishedSpans().filter((s) => s.name.endsWith(':paymentWorkflow') || s.name.startsWith('provider '));
+    expect(new Set(paymentSpans.filter((s) => s.spanContext().traceId === traceId).map((s) => s.name)).size).toBeGreaterThanOrEqual(3);
+
+    // The payment's events carry the trace's id, so an event leads to its trace.
+    const events = (await getPayment(stack, f.merchant, payment.id, 'include_events=true')).events as { trace_id: string | null }[];
+    expect(events.length).toBeGreaterThan(0);
+    for (const event of events) expect(event.trace_id).toBe(traceId);
+    tracedHistory = { workflowId: paymentWorkflowId(payment.id), history: await (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(payment.id)).fetchHistory() };
+  });
+
+  it('carries the trace into the webhook delivery the payment caused', async () => {
+    await enabledEndpoint(stack, f.merchant, receiver, { url: receiver.url('/hooks/s3cr3t-path-token?token=s3cr3t-query-token'), events: ['payment_intent.succeeded'] });
+    const { traceId } = await tracedPayment('req_trace_webhook');
+    const receiverPort = Number(new URL(receiver.url()).port);
+    // Workflow spans arrive after their activation: wait until the delivery's chain reaches the request.
+    const { delivery, chain } = await eventually(async () => {
+      const call = spansOf(traceId).find((s) => s.kind === SpanKind.CLIENT && s.attributes['server.port'] === receiverPort);
+      const names = call ? ancestors(call, spansOf(traceId)).map((s) => s.name) : [];
+      return names.at(-1) === 'POST /v1/payments' && { delivery: call!, chain: names };
+    }, 30_000);
+    expect(chain).toEqual(expect.arrayContaining(['RunActivity:attemptWebhookDelivery', 'RunWorkflow:webhookDeliveryWorkflow', 'RunActivity:fanOutEvents']));
+    expect(chain.some((n) => n.startsWith('RunActivity:'))).toBe(true);
+    expect(chain.at(-1)).toBe('POST /v1/payments');
+    // The merchant's URL is recorded as its origin only: a token in its path or query stays out.
+    expect(delivery.attributes['url.full']).toBe(new URL(receiver.url()).origin);
+    expect(receiver.events().some((r) => String(r.headers.traceparent ?? '').includes(traceId))).toBe(true);
+  });
+
+  it('records no secret and no card data in any span', async () => {
+    await tracedPayment('req_trace_secrets', { metadata: { order: 'o-1' } });
+    const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, resource: s.resource.attributes })));
+    for (const secret of [f.merchant.secretKey, f.merchant.token, CARDS.visa, 'sim_primary_key_0001', 's3cr3t-path-token', 's3cr3t-query-token', stack.config.vaultKey]) {
+      expect(everything).not.toContain(secret);
+    }
+    expect(everything).not.toMatch(/Bearer /);
+  });
+
+  it('replays a traced payment like any other (the workflow bundle always holds the tracing interceptors)', async () => {
+    expect(tracedHistory, 'the first test recorded a traced payment').toBeDefined();
+    const started = tracedHistory!.history.events![0].workflowExecutionStartedEventAttributes!;
+    expect(Object.keys(started.header?.fields ?? {})).toContain('_tracer-data');
+    const result = await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, tracedHistory!.history, tracedHistory!.workflowId)
+      .then(() => 'ok', (err: Error) => err.message);
+    expect(result).toBe('ok');
+  });
+});
+
+describe('tracing switch', () => {
+  it('is on only with an OTLP endpoint, and off when the SDK is disabled', () => {
+    expect(tracingConfigured({})).toBe(false);
+    expect(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracingConfigured({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
+    expect(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+  });
+});
