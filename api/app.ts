@@ -16,7 +16,12 @@ import { serveDashboard } from './dashboard';
 import { providerWebhooks } from './routes/provider-webhooks';
 import { authenticationReturn } from './routes/authentication-return';
 
-export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
+export interface AppOptions {
+  /** Count and time requests for `/metrics` (default on; the bench turns it off to measure its cost). */
+  metrics?: boolean;
+}
+
+export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
   app.silent = true;
   const openapi = buildOpenApi(routes);
@@ -52,7 +57,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES): Koa {
 
   // Tracing, when on, wraps everything: the request's span is the root of the payment's trace.
   if (currentTracing()) app.use(traceRequests([open, v1]));
-  app.use(requestMetrics([open, v1]));
+  if (options.metrics !== false) app.use(requestMetrics([open, v1]));
   app.use(requestContext());
   app.use(errorHandler());
   app.use(serveDashboard());
