@@ -71,6 +71,11 @@ async function completedRuns(workflowId: string, activity: string, afterSignals 
   return completed;
 }
 
+async function failedWorkflowTasks(workflowId: string): Promise<number> {
+  const history = await (await stack.deps.temporal()).workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+}
+
 /** Waits until the workflow has run `activity` `times` times: the forged signal was looked at, not just not yet. */
 const ranTimes = (workflowId: string, activity: string, times: number) =>
   eventually(async () => (await completedRuns(workflowId, activity)) >= times || undefined, 30_000, 100);
@@ -111,10 +116,13 @@ describe('a forged providerEvent signal', () => {
 
     await signal(workflowId, { eventId: 'pev_01FORGED00000000000000000', type: 'AUTHORISATION', operation: 'authorize', chargeId: charge.id, outcome: APPROVED(3100) });
     await ranTimes(workflowId, 'completeAuthentication', 1);
-    // A forged refusal is ignored too (it would fail the payment), and so is one whose event id is no string.
-    await signal(workflowId, { eventId: 'pev_01FORGED00000000000000002', type: 'AUTHORISATION', operation: 'authorize', chargeId: charge.id, outcome: { kind: 'hard_decline', declineCode: 'stolen_card' } });
+    // A forged refusal is ignored too (it would fail the payment); malformed ones (no object, an event id
+    // that is no string) do not even fail a workflow task.
+    await signal(workflowId, null as unknown as ProviderEventSignal);
     await signal(workflowId, { eventId: 42 as unknown as string, type: 'AUTHORISATION', operation: 'authorize', chargeId: charge.id, outcome: APPROVED(3100) });
-    await ranTimes(workflowId, 'completeAuthentication', 3);
+    await signal(workflowId, { eventId: 'pev_01FORGED00000000000000002', type: 'AUTHORISATION', operation: 'authorize', chargeId: charge.id, outcome: { kind: 'hard_decline', declineCode: 'stolen_card' } });
+    await ranTimes(workflowId, 'completeAuthentication', 2);
+    expect(await failedWorkflowTasks(workflowId)).toBe(0);
 
     const waiting = await getPayment(stack, merchant, paymentId);
     expect(waiting).toMatchObject({ status: 'REQUIRES_ACTION', amount_received: 0 });
@@ -206,8 +214,10 @@ describe('a forged providerEvent signal', () => {
 
     const chargeId = p.charges[0].id;
     await signal(workflowId, { eventId: 'pev_01FORGED00000000000000005', type: 'REFUND', operation: 'refund', chargeId, refundId, outcome: APPROVED(1500) });
+    await signal(workflowId, null as unknown as ProviderEventSignal);
     await signal(workflowId, { eventId: realEvent.id, type: 'REFUND', operation: 'refund', chargeId, refundId, outcome: { kind: 'hard_decline', declineCode: 'refund_declined' } });
     await ranTimes(workflowId, 'settleRefundNotification', 2);
+    expect(await failedWorkflowTasks(workflowId)).toBe(0);
 
     const refund = await stack.db('sandbox.refunds').where({ id: refundId }).first();
     expect(refund.status).toBe('PENDING');

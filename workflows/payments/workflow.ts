@@ -120,7 +120,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   const notifications: ProviderEventSignal[] = [];
   const signalled = new Set<string>();
   setHandler(paymentSignals.providerEvent, (event: ProviderEventSignal) => {
-    if (signalled.has(event.eventId)) return;
+    // Anyone reaching Temporal can signal: a malformed one must not fail the workflow task (the activity
+    // applies only the stored event it names, docs/security.md).
+    if (typeof event?.eventId !== 'string' || signalled.has(event.eventId)) return;
     signalled.add(event.eventId);
     notifications.push(event);
   });

@@ -57,7 +57,8 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
   const notifications: ProviderEventSignal[] = [];
   const signalled = new Set<string>();
   setHandler(refundSignals.providerEvent, (event: ProviderEventSignal) => {
-    if (event.operation !== 'refund' || signalled.has(event.eventId)) return;
+    // Anyone reaching Temporal can signal: a malformed one must not fail the workflow task.
+    if (typeof event?.eventId !== 'string' || event.operation !== 'refund' || signalled.has(event.eventId)) return;
     signalled.add(event.eventId);
     notifications.push(event);
   });
