@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bearer, Merchant, RunningWorker, sandboxMerchant, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, confirm, createPayment, getPayment } from '../support/payments';
 import { createConfig, registerConnector } from '../support/routing';
@@ -80,6 +84,20 @@ async function failedWorkflowTasks(workflowId: string): Promise<number> {
 const ranTimes = (workflowId: string, activity: string, times: number) =>
   eventually(async () => (await completedRuns(workflowId, activity)) >= times || undefined, 30_000, 100);
 
+/**
+ * With RECORD_HISTORIES naming it (test/payments/replay.test.ts replays test/histories/), writes the
+ * workflow's history as `temporal workflow show --output json` exports it: the paths where a forged
+ * signal is ignored and the step goes on waiting.
+ */
+function recordHistory(name: string, workflowId: string) {
+  const asked = process.env.RECORD_HISTORIES ?? '';
+  if (asked !== '1' && !asked.split(',').includes(name)) return;
+  const json = execFileSync(findTemporalCli('temporal')!, [
+    'workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.config.temporal.address!, '--namespace', stack.config.temporal.namespace,
+  ], { encoding: 'utf8' });
+  writeFileSync(join(__dirname, '..', 'histories', `${name}.json`), JSON.stringify(JSON.parse(json), null, 1));
+}
+
 const notificationsOf = (charge: any) => charge.exchanges.filter((e: any) => e.request.method === 'NOTIFICATION');
 
 beforeEach(() => {
@@ -138,6 +156,7 @@ describe('a forged providerEvent signal', () => {
     const done = await settled(paymentId, (p) => p.status !== 'REQUIRES_ACTION' && p.status !== 'PROCESSING');
     expect(done).toMatchObject({ status: 'SUCCEEDED', amount_received: 3100 });
     expect(done.charges.map((c: any) => c.status)).toEqual(['CAPTURED']);
+    recordHistory('payment-authentication-forged-signal', workflowId);
   });
 
   it('leaves an UNKNOWN charge being reconciled unknown; Adyen\'s AUTHORISATION still settles it', async () => {
@@ -195,6 +214,7 @@ describe('a forged providerEvent signal', () => {
     const done = await settled(p.id, (x) => x.status === 'SUCCEEDED');
     expect(done).toMatchObject({ amount_received: 3000, pending_operation: null });
     expect(done.charges[0]).toMatchObject({ status: 'CAPTURED', captured_amount: 3000 });
+    recordHistory('payment-capture-forged-signal', workflowId);
   });
 
   it('leaves a refund awaiting its notification PENDING, even with another refund\'s real event id; the real REFUND still settles it', async () => {
@@ -235,5 +255,7 @@ describe('a forged providerEvent signal', () => {
     const after = await stack.db('sandbox.charges').where({ id: chargeId }).first();
     expect(Number(after.refunded_amount)).toBe(2500);
     expect(Number(after.pending_refund_amount)).toBe(0);
+    await eventually(async () => (await (await stack.deps.temporal()).workflow.getHandle(workflowId).describe()).status.name === 'COMPLETED' || undefined, 10_000, 100);
+    recordHistory('refund-forged-signal', workflowId);
   });
 });
