@@ -15,6 +15,7 @@ import type { OperationOutput, ProviderExchange, ProviderOutcome } from './provi
 import type { ProviderEventSignal, RequestContext } from '../workflows/contract';
 import type { RefundActivities, RefundRef, RefundResult, ReservationResult, RefundWorkflowInput } from '../workflows/refunds/contract';
 import { withHeartbeat } from './heartbeat';
+import { notificationTarget, verifiedNotification } from './payments/notifications';
 
 export interface RefundActivityDeps {
   db: Db;
@@ -137,10 +138,20 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       throw ApplicationFailure.retryable(`refund not confirmed (${outcome.kind}: ${why}); asking again with the same key`, `refund_${outcome.kind}`);
     },
 
-    /** The processor's notification about a refund it received: approved settles it, a refusal releases the amount. */
+    /**
+     * The processor's notification about a refund it received: approved settles it, a refusal releases
+     * the amount. A signal with no stored event about this refund behind it changes nothing: still
+     * `awaitingNotification` while the refund is PENDING.
+     */
     async settleRefundNotification({ notification, ...ref }: RefundRef & { notification: ProviderEventSignal }): Promise<RefundResult> {
-      const outcome = notification.outcome.kind === 'soft_decline' ? { ...notification.outcome, kind: 'hard_decline' as const } : notification.outcome;
-      return settle(ref, outcome, notificationExchange(notification, ref.refundId));
+      const env = ref.environment;
+      const found = await findRefundWithCharge(db, env, ref.refundId);
+      if (!found?.charge) throw ApplicationFailure.nonRetryable(`refund ${ref.refundId} does not exist`, 'not_found');
+      // Only a stored, verified event about this refund settles it; a forged signal leaves it waiting.
+      const stored = await verifiedNotification(db, env, notification, notificationTarget('refund', found.charge, found.refund.id));
+      if (!stored) return { status: found.refund.status, failureReason: found.refund.failure_reason ?? undefined, eventIds: [], awaitingNotification: found.refund.status === 'PENDING' };
+      const outcome = stored.outcome.kind === 'soft_decline' ? { ...stored.outcome, kind: 'hard_decline' as const } : stored.outcome;
+      return settle(ref, outcome, notificationExchange(stored, ref.refundId));
     },
   } satisfies Omit<RefundActivities, 'fanOutEvents'>;
 }

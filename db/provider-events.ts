@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { NotifiedOperation, NotifiedOutcome } from '../workflows/contract';
+import type { NotifiedOperation, NotifiedOutcome, ProviderEventSignal } from '../workflows/contract';
 import { envTable, type Environment } from './environments';
 
 /**
@@ -51,6 +51,33 @@ export async function recordProviderEvent(db: Knex, env: Environment, event: New
 /** Notes where an event went (once delivered, a repeat of it is acknowledged without a second signal). */
 export async function markProviderEventDelivered(db: Knex, env: Environment, id: string, delivery: ProviderEventDelivery): Promise<void> {
   await table(db, env).where({ id }).update({ delivered_at: new Date(), delivery });
+}
+
+/** What a step waiting for a notification expects it to be about. */
+export interface NotificationTarget {
+  operation: NotifiedOperation;
+  chargeId: string;
+  /** The config the charge was made through: only its verified webhooks speak for the charge. */
+  providerConfigId: string;
+  /** For a refund's notification; any other names none. */
+  refundId?: string;
+}
+
+/**
+ * The stored event `id` as the notification to apply, if it is one about `target` (same operation,
+ * charge, refund and config) with a final outcome; nothing otherwise. Its facts are the stored ones:
+ * a `providerEvent` signal only says which stored event to look at (docs/security.md).
+ */
+export async function storedNotification(db: Knex, env: Environment, id: string, target: NotificationTarget): Promise<ProviderEventSignal | undefined> {
+  const row = await table(db, env).where({
+    id, operation: target.operation, charge_id: target.chargeId, payment_provider_config_id: target.providerConfigId,
+    refund_id: target.refundId ?? null,
+  }).first();
+  if (!row?.operation || !row.charge_id || !row.outcome) return undefined;
+  return {
+    eventId: row.id, type: row.type, operation: row.operation, chargeId: row.charge_id, outcome: row.outcome,
+    ...(row.refund_id ? { refundId: row.refund_id } : {}), ...(row.provider_code ? { providerCode: row.provider_code } : {}),
+  };
 }
 
 /** A charge's events, oldest first (operators, tests). */

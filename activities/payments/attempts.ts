@@ -13,6 +13,7 @@ import type { Approved, ExternalAuthentication, OperationOutput, ProviderOutcome
 import { authenticationReturnUrl, providerWebhookUrl } from '../../lib/public-urls';
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
+import { notificationTarget, verifiedNotification } from './notifications';
 import { cardUse } from './records';
 
 /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
@@ -152,8 +153,10 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
       if (charge.status !== 'UNKNOWN') return { ...(await recordedAttempt(db, args)), pending: false };
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
-      if (notification) {
-        const notified = notifiedAuthorization(args, notification, provider);
+      // A signal without a stored event behind it is ignored: the processor is asked, as when none came.
+      const stored = notification && await verifiedNotification(db, env, notification, notificationTarget('authorize', charge));
+      if (stored) {
+        const notified = notifiedAuthorization(args, stored, provider);
         const { exchanges, captured } = await withAutoCapture(args, notified, provider, charge.currency);
         return { ...(await applyOutcome(db, args, notified.outcome, exchanges, captured)), pending: false };
       }

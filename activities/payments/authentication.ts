@@ -6,6 +6,7 @@ import { openProvider, type OpenProvider } from '../providers/open';
 import type { CompleteAuthenticationOutput, ProviderOutcome } from '../providers/types';
 import { notifiedAuthorization, withAutoCapture } from './attempts';
 import type { PaymentActivityDeps } from './deps';
+import { notificationTarget, verifiedNotification } from './notifications';
 import { applyOutcome, recordedAttempt } from './outcomes';
 
 const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus' | 'eventIds'> = { outcome: 'requires_action', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
@@ -53,7 +54,11 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
         return { ...recorded, ...(charge.authentication_sealed ? { authenticated: true } : {}) };
       }
       const provider = await openProvider(deps, env, attempt.candidate.providerConfigId);
-      if (notification) return record(attempt, provider, notifiedAuthorization(attempt, notification, provider), charge.currency);
+      if (notification) {
+        // Only a stored, verified event settles the authentication; a forged signal leaves it waiting.
+        const stored = await verifiedNotification(db, env, notification, notificationTarget('authorize', charge));
+        return stored ? record(attempt, provider, notifiedAuthorization(attempt, stored, provider), charge.currency) : STILL_WAITING;
+      }
       // The customer is back: the return parameters (sealed by the API, read once here) complete the step.
       const returnParams = returned && charge.return_params_sealed ? vault.decryptJson<Record<string, string>>(charge.return_params_sealed) : {};
       const ended = await askProcessor(attempt, provider, returnParams);

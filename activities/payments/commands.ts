@@ -14,6 +14,7 @@ import { notificationExchange } from '../providers/exchange';
 import { openProvider } from '../providers/open';
 import type { ProviderExchange } from '../providers/types';
 import type { PaymentActivityDeps } from './deps';
+import { notificationTarget, verifiedNotification } from './notifications';
 import { chargeEvent, paymentEvent } from './events';
 
 interface Recording extends PaymentRef { chargeId: string; context: RequestContext }
@@ -130,7 +131,8 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     /**
      * The processor's notification about a pending capture or void. Approved: captured (SUCCEEDED) or
      * voided (CANCELED). Refused: the payment stays AUTHORIZED with the reason in `last_error`, and
-     * `charge.capture_failed` / `charge.void_failed` is emitted. A repeat finds the work done.
+     * `charge.capture_failed` / `charge.void_failed` is emitted. A repeat finds the work done. A signal
+     * with no stored event about this operation behind it changes nothing: `pending`, still waiting.
      */
     async settleOperation(args: SettleArgs): Promise<SettleResult> {
       const env = args.environment;
@@ -138,10 +140,13 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const recording = { ...args, chargeId: pending.chargeId };
       const charge = await findCharge(db, env, pending.chargeId);
       if (!charge) throw new Error(`charge ${pending.chargeId} is missing`);
-      const exchange = notificationExchange(notification, `${pending.chargeId}:${pending.operation}`);
-      const { outcome } = notification;
       if (charge.status === 'CAPTURED') return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
       if (charge.status === 'VOIDED') return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds: [] };
+      // Only a stored, verified event about this operation settles it; a forged signal leaves it pending.
+      const stored = await verifiedNotification(db, env, notification, notificationTarget(pending.operation, charge));
+      if (!stored) return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, eventIds: [], pending: true };
+      const exchange = notificationExchange(stored, `${pending.chargeId}:${pending.operation}`);
+      const { outcome } = stored;
       if (outcome.kind === 'approved') {
         if (pending.operation === 'capture') return recordCapture(db, recording, outcome.capturedAmount || (pending.amount ?? Number(charge.authorized_amount)), exchange);
         const { eventIds } = await recordCancel(db, { ...args, chargeId: pending.chargeId, reason: pending.reason ?? 'requested_by_customer' }, exchange);

@@ -310,7 +310,13 @@ export interface SettleArgs extends PaymentRef {
   context: RequestContext;
 }
 
-export interface SettleResult { paymentStatus: PaymentStatus; capturedAmount: number; eventIds: string[] }
+export interface SettleResult {
+  paymentStatus: PaymentStatus;
+  capturedAmount: number;
+  eventIds: string[];
+  /** The signal named no stored event about the operation (forged): nothing changed, it still awaits its notification. */
+  pending?: boolean;
+}
 
 /** The events an activity recorded, to be fanned out to webhooks (none when the account has no endpoint). */
 export interface RecordedEvents { eventIds: string[] }

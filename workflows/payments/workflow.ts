@@ -120,7 +120,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   const notifications: ProviderEventSignal[] = [];
   const signalled = new Set<string>();
   setHandler(paymentSignals.providerEvent, (event: ProviderEventSignal) => {
-    if (signalled.has(event.eventId)) return;
+    // Anyone reaching Temporal can signal: a malformed one must not fail the workflow task (the activity
+    // applies only the stored event it names, docs/security.md).
+    if (typeof event?.eventId !== 'string' || signalled.has(event.eventId)) return;
     signalled.add(event.eventId);
     notifications.push(event);
   });
@@ -270,9 +272,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   /** Records the processor's notification about the pending capture or void, and where it leaves the payment. */
   async function settle(pending: PendingOperation, notification: ProviderEventSignal): Promise<void> {
     const result = await records.settleOperation({ ...ref, pending, notification, context: input.context });
+    // The signal named no stored event about the operation (forged): it still awaits its notification.
+    if (result.pending) return;
     state.pendingOperation = undefined;
     state.capturedAmount = result.capturedAmount;
-    if (notification.outcome.kind !== 'approved') state.lastError = { code: `${pending.operation}_failed` };
+    // What the stored event said, not the signal: an approved capture or void ends the payment.
+    if (result.paymentStatus !== 'SUCCEEDED' && result.paymentStatus !== 'CANCELED') state.lastError = { code: `${pending.operation}_failed` };
     setStatus(result.paymentStatus);
     await publish(result.eventIds);
   }
@@ -379,7 +384,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
           () => abandonRequested || customerReturned === args.chargeId || hasNotification('authorize', args.chargeId), remaining,
         );
         const notification = takeNotification('authorize', args.chargeId);
-        if (notification) return await providers.completeAuthentication({ ...args, notification });
+        if (notification) {
+          // `requires_action` still: the signal named no stored event (forged), so the wait goes on.
+          const result = await providers.completeAuthentication({ ...args, notification });
+          if (result.outcome !== 'requires_action') return result;
+          continue;
+        }
         if (!woken || abandonRequested) {
           return await providers.abandonAuthentication({ ...args, reason: abandonRequested ? 'canceled' : 'authentication_timeout' });
         }

@@ -55,8 +55,12 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
   setHandler(refundQueries.state, () => state);
   // The processor's notifications about this refund, each stored event once, until one settles it.
   const notifications: ProviderEventSignal[] = [];
+  const signalled = new Set<string>();
   setHandler(refundSignals.providerEvent, (event: ProviderEventSignal) => {
-    if (event.operation === 'refund' && !notifications.some((n) => n.eventId === event.eventId)) notifications.push(event);
+    // Anyone reaching Temporal can signal: a malformed one must not fail the workflow task.
+    if (typeof event?.eventId !== 'string' || event.operation !== 'refund' || signalled.has(event.eventId)) return;
+    signalled.add(event.eventId);
+    notifications.push(event);
   });
   setHandler(refundUpdates.create, async (): Promise<RefundAcceptance> => {
     await condition(() => acceptance !== undefined);
@@ -89,8 +93,11 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
     if (result.awaitingNotification) {
       state.awaitingNotification = true;
       setStatus('PENDING');
-      await condition(() => notifications.length > 0);
-      result = await records.settleRefundNotification({ ...ref, notification: notifications[0] });
+      // Still awaiting after one: the signal named no stored event about this refund (forged); the next one may.
+      while (result.awaitingNotification) {
+        await condition(() => notifications.length > 0);
+        result = await records.settleRefundNotification({ ...ref, notification: notifications.shift()! });
+      }
       state.awaitingNotification = false;
     }
     state.failureReason = result.failureReason;
