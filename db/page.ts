@@ -10,8 +10,12 @@ export async function paged<T extends object>(base: () => Knex.QueryBuilder<T, T
   return { rows: rows as T[], total: Number(count) };
 }
 
-/** A row's place in a listing ordered newest first: (created_at, id) is a total order. */
-export interface Cursor { created_at: Date; id: string }
+/**
+ * A row's place in a listing ordered newest first, (created_at, id), a total order: a query selecting
+ * those two columns of the cursor row, run as part of the page's own query (one round trip). When it
+ * finds no row the page is empty.
+ */
+export type Cursor = Knex.QueryBuilder;
 
 /**
  * Where a keyset listing starts: right after a row (older ones), right before a row (newer ones), or
@@ -41,16 +45,14 @@ export async function keysetPage<T extends object>(
 ): Promise<KeysetPage<T>> {
   const { limit } = request;
   if ('endingBefore' in request) {
-    const { created_at: createdAt, id } = request.endingBefore;
     // Walked oldest first from the cursor, so the page is the one right before it; shown newest first.
-    const rows = await base().whereRaw('(created_at, id) > (?, ?)', [createdAt, id])
+    const rows = await base().where(db.raw('(created_at, id)'), '>', request.endingBefore)
       .orderBy('created_at', 'asc').orderBy('id', 'asc').limit(limit + 1);
     return { rows: (rows.slice(0, limit) as T[]).reverse(), hasMore: rows.length > limit, total: null };
   }
   const newestFirst = () => base().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1);
   if ('startingAfter' in request) {
-    const { created_at: createdAt, id } = request.startingAfter;
-    const rows = await newestFirst().whereRaw('(created_at, id) < (?, ?)', [createdAt, id]);
+    const rows = await newestFirst().where(db.raw('(created_at, id)'), '<', request.startingAfter);
     return { rows: rows.slice(0, limit) as T[], hasMore: rows.length > limit, total: null };
   }
   const [rows, [{ count }]] = await Promise.all([

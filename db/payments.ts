@@ -196,10 +196,12 @@ export async function listPayments(
     return q;
   };
   if ('page' in start) return keysetPage(db, base, { page: start.page, limit });
-  const cursorId = 'startingAfter' in start ? start.startingAfter : start.endingBefore;
-  const cursor: Cursor | undefined = await payments(db, env).where({ id: cursorId, account_id: accountId }).first('created_at', 'id');
-  if (!cursor) return undefined;
-  return keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
+  const cursorPayment = () => payments(db, env).where({ id: 'startingAfter' in start ? start.startingAfter : start.endingBefore, account_id: accountId });
+  const cursor: Cursor = cursorPayment().select('created_at', 'id');
+  const page = await keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
+  // A page with rows had its cursor; only an empty one asks whether the cursor is the account's at all.
+  if (!page.rows.length && !(await cursorPayment().first('id'))) return undefined;
+  return page;
 }
 
 export type StuckPayment = Pick<PaymentRow, 'id' | 'account_id' | 'amount' | 'currency' | 'updated_at'>;
