@@ -9,12 +9,13 @@ import { round } from './measure';
  * (no workflows: a list reads rows only), then autocannon walks the list status by status, following
  * each page's last id (`starting_after`), so deep pages are measured as well as first ones.
  * Environment: BENCH_LIST_PAYMENTS (default 1,000,000), BENCH_LIST_SECONDS (per run, default 10),
- * BENCH_LIST_WALK=page to walk with page numbers instead (the offset pagination legacy clients use).
+ * BENCH_LIST_WALK=page to walk with page numbers instead (the offset pagination legacy clients use),
+ * BENCH_LIST_CONNECTIONS (default 8).
  */
 const LIST_PAYMENTS = Number(process.env.BENCH_LIST_PAYMENTS ?? 1_000_000);
 const LIST_SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 10);
 const WALK: 'cursor' | 'page' = process.env.BENCH_LIST_WALK === 'page' ? 'page' : 'cursor';
-const CONNECTIONS = 8;
+const CONNECTIONS = Number(process.env.BENCH_LIST_CONNECTIONS ?? 8);
 const LIMIT = 100;
 /** Pages a connection follows before it starts over with the next status. */
 const WALK_PAGES = 20;
