@@ -71,7 +71,7 @@ function successEnvelope(route: Route): object {
     base.limit = { type: 'integer', minimum: 0 };
     // Null where a list does not count (a cursor page, or more matches than it counts: docs/api-conventions.md#pagination).
     for (const k of ['total', 'page', 'pages']) base[k] = { type: ['integer', 'null'], minimum: 0 };
-    base.has_more = { type: 'boolean', description: 'Lists paged by cursor: whether more rows lie beyond this page, in the direction walked.' };
+    base.has_more = { type: 'boolean', description: 'Lists that page by cursor (payments): whether more rows lie beyond this page, in the direction walked.' };
   }
   const required = ['message', 'success', ...(route.envelope === 'void' ? [] : ['data']),
     ...(route.envelope === 'paginated' ? ['total', 'page', 'limit', 'pages'] : [])];

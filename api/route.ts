@@ -30,7 +30,7 @@ export interface HandlerResult {
   message?: string;
   /** Paginated lists: total matching rows, or null when not counted; page and limit come from the query. */
   total?: number | null;
-  /** Paginated lists walked by cursor: whether rows lie beyond this page (a cursor page has no page number). */
+  /** Paginated lists that know it (payments): whether rows lie beyond this page, in the direction walked. */
   hasMore?: boolean;
   /** Paginated lists: null on a cursor page, which has no page number. */
   page?: null;
