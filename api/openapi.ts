@@ -68,7 +68,10 @@ function successEnvelope(route: Route): object {
   const base: Record<string, unknown> = { message: { type: 'string' }, success: { type: 'boolean', const: true } };
   if (route.envelope !== 'void') base.data = plain(route.response) ?? {};
   if (route.envelope === 'paginated') {
-    for (const k of ['total', 'page', 'limit', 'pages']) base[k] = { type: 'integer', minimum: 0 };
+    base.limit = { type: 'integer', minimum: 0 };
+    // Null where a list does not count (a cursor page, or more matches than it counts: docs/api-conventions.md#pagination).
+    for (const k of ['total', 'page', 'pages']) base[k] = { type: ['integer', 'null'], minimum: 0 };
+    base.has_more = { type: 'boolean', description: 'Lists that page by cursor (payments): whether more rows lie beyond this page, in the direction walked.' };
   }
   const required = ['message', 'success', ...(route.envelope === 'void' ? [] : ['data']),
     ...(route.envelope === 'paginated' ? ['total', 'page', 'limit', 'pages'] : [])];

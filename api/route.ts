@@ -28,8 +28,12 @@ export interface HandlerArgs<P, Q, B> {
 export interface HandlerResult {
   data?: unknown;
   message?: string;
-  /** Paginated lists: total matching rows; page and limit come from the query. */
-  total?: number;
+  /** Paginated lists: total matching rows, or null when not counted; page and limit come from the query. */
+  total?: number | null;
+  /** Paginated lists that know it (payments): whether rows lie beyond this page, in the direction walked. */
+  hasMore?: boolean;
+  /** Paginated lists: null on a cursor page, which has no page number. */
+  page?: null;
 }
 
 export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObject> {
@@ -154,9 +158,11 @@ async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, 
   const envelope: Record<string, unknown> = { message: result.message ?? route.message, success: true };
   if (route.envelope !== 'void') envelope.data = result.data;
   if (route.envelope === 'paginated') {
-    const { page = 1, limit = 10 } = query as { page?: number; limit?: number };
-    const total = result.total ?? 0;
-    Object.assign(envelope, { total, page, limit, pages: Math.ceil(total / limit) });
+    const { page: asked = 1, limit = 10 } = query as { page?: number; limit?: number };
+    const page = result.page === null ? null : asked;
+    const total = result.total === undefined ? 0 : result.total;
+    Object.assign(envelope, { total, page, limit, pages: total === null || page === null ? null : Math.ceil(total / limit) });
+    if (result.hasMore !== undefined) envelope.has_more = result.hasMore;
   }
   ctx.body = envelope;
 }

@@ -1,4 +1,4 @@
-import { paged, type Page } from './page';
+import { keysetPage, type Cursor, type KeysetPage } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
@@ -179,17 +179,29 @@ export async function lockPaymentStatus(trx: Knex.Transaction, env: Environment,
 
 export interface PaymentFilter { status?: PaymentStatus; customer_id?: string }
 
-/** An account's payments, newest first, one page of them, and how many there are in all. */
+/** Where a payments list starts: after or before one of the account's payments (by id), or at a page number. */
+export type PaymentListStart = { startingAfter: string } | { endingBefore: string } | { page: number };
+
+/**
+ * An account's payments, newest first, one page of them. Undefined when the cursor payment is not one of
+ * the account's (another account's payment is no cursor: its place is not revealed).
+ */
 export async function listPayments(
-  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, page: Page,
-): Promise<{ rows: PaymentRow[]; total: number }> {
+  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, start: PaymentListStart, limit: number,
+): Promise<KeysetPage<PaymentRow> | undefined> {
   const base = () => {
     const q = payments(db, env).where({ account_id: accountId });
     if (filter.status) void q.where({ status: filter.status });
     if (filter.customer_id) void q.where({ customer_id: filter.customer_id });
     return q;
   };
-  return paged(base, page);
+  if ('page' in start) return keysetPage(db, base, { page: start.page, limit });
+  const cursorPayment = () => payments(db, env).where({ id: 'startingAfter' in start ? start.startingAfter : start.endingBefore, account_id: accountId });
+  const cursor: Cursor = cursorPayment().select('created_at', 'id');
+  const page = await keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
+  // A page with rows had its cursor; only an empty one asks whether the cursor is the account's at all.
+  if (!page.rows.length && !(await cursorPayment().first('id'))) return undefined;
+  return page;
 }
 
 export type StuckPayment = Pick<PaymentRow, 'id' | 'account_id' | 'amount' | 'currency' | 'updated_at'>;

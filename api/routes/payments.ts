@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { findAccountCustomer, insertGuestCustomer } from '../../db/customers';
 import type { Environment } from '../../db/environments';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { findPayment, listPayments } from '../../db/payments';
+import { findPayment, listPayments, type PaymentListStart } from '../../db/payments';
 import { newId } from '../../lib/ids';
 import { isAlreadyStarted } from '../../workflows/client';
 import {
@@ -123,6 +123,20 @@ async function runCreate(client: Client, deps: ApiDeps, input: PaymentInput, con
     if (vaulted && !(await paymentWorkflowExists(client, input.paymentId))) await eraseSingleUseCards(deps.db, env, input.paymentId, vaulted);
     throw err;
   }
+}
+
+/** Where a payments list starts: one cursor at most, and a cursor leaves no page number to go to. */
+function listStart(query: { page?: number; starting_after?: string; ending_before?: string }): PaymentListStart {
+  const { page, starting_after: after, ending_before: before } = query;
+  if (after !== undefined && before !== undefined) {
+    throw ApiError.validation([{ path: 'query/ending_before', message: 'give starting_after or ending_before, not both' }]);
+  }
+  if ((after ?? before) !== undefined && page !== undefined) {
+    throw ApiError.validation([{ path: 'query/page', message: 'not with starting_after or ending_before' }]);
+  }
+  if (after !== undefined) return { startingAfter: after };
+  if (before !== undefined) return { endingBefore: before };
+  return { page: page ?? 1 };
 }
 
 export const paymentRoutes = [
@@ -325,6 +339,8 @@ export const paymentRoutes = [
     message: 'Payments retrieved',
     query: Obj({
       ...Pagination,
+      starting_after: Type.Optional({ ...Id('pay'), description: 'A payment of this list: the page of payments right after it (older), for the next page.' }),
+      ending_before: Type.Optional({ ...Id('pay'), description: 'A payment of this list: the page of payments right before it (newer), for the previous page.' }),
       ...Includes,
       status: Type.Optional(PaymentStatusSchema),
       customer_id: Type.Optional(Id('cus')),
@@ -333,10 +349,18 @@ export const paymentRoutes = [
     async handler({ query, access, deps }) {
       const scope = await access.forAccount();
       const env = scope.environment;
-      const { rows, total } = await listPayments(deps.db, env, scope.account.id, { status: query.status, customer_id: query.customer_id }, {
-        page: query.page ?? 1, limit: query.limit ?? 10,
-      });
-      return { data: await presentPayments(deps.db, env, rows, query), total };
+      const start = listStart(query);
+      const listed = await listPayments(deps.db, env, scope.account.id, { status: query.status, customer_id: query.customer_id }, start, query.limit ?? 10);
+      if (!listed) {
+        const cursor = 'startingAfter' in start ? 'starting_after' : 'ending_before';
+        throw ApiError.validation([{ path: `query/${cursor}`, message: 'no such payment in this account' }]);
+      }
+      return {
+        data: await presentPayments(deps.db, env, listed.rows, query),
+        total: listed.total,
+        hasMore: listed.hasMore,
+        ...('page' in start ? {} : { page: null }),
+      };
     },
   }),
 

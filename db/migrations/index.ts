@@ -8,8 +8,9 @@ import * as singleUseCards from './007_single_use_cards';
 import * as providerEvents from './008_provider_events';
 import * as authentication from './009_authentication';
 import * as adaptiveRouting from './010_adaptive_routing';
+import * as paymentListIndexes from './011_payment_list_indexes';
 
-interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> }
+interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
 // Migrations are imported statically so the same list runs from TypeScript sources (tests) and dist/.
 const MIGRATIONS: [string, Migration][] = [
@@ -22,6 +23,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['008_provider_events', providerEvents],
   ['009_authentication', authentication],
   ['010_adaptive_routing', adaptiveRouting],
+  ['011_payment_list_indexes', paymentListIndexes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
