@@ -35,7 +35,8 @@ export class ApiError extends Error {
   }
 }
 
-export interface Page<T> { data: T[]; total: number; page: number; limit: number; pages: number }
+/** A page of a list. `total` is null past the API's counting limit (10,000 matches); `has_more` always says whether a next page exists. */
+export interface Page<T> { data: T[]; total: number | null; page: number; limit: number; has_more: boolean }
 
 type Query = Record<string, string | number | boolean | undefined | null>;
 
@@ -46,7 +47,7 @@ function url(path: string, query: Query = {}): string {
   return `/v1${path}${qs ? `?${qs}` : ''}`;
 }
 
-async function call<T>(token: string, method: 'GET' | 'POST', path: string, query?: Query, body?: unknown): Promise<{ data: T; total?: number; page?: number; limit?: number; pages?: number }> {
+async function call<T>(token: string, method: 'GET' | 'POST', path: string, query?: Query, body?: unknown): Promise<{ data: T; total?: number | null; page?: number | null; limit?: number; pages?: number | null; has_more?: boolean }> {
   let res: Response;
   try {
     res = await fetch(url(path, query), {
@@ -74,7 +75,12 @@ export function client(session: Session) {
   const { token, accountId } = session;
   const get = <T>(path: string, query?: Query) => call<T>(token, 'GET', path, query).then((r) => r.data);
   const list = <T>(path: string, query: Query = {}) => call<T[]>(token, 'GET', path, { account_id: accountId, ...query })
-    .then((r) => ({ data: r.data, total: r.total ?? r.data.length, page: r.page ?? 1, limit: r.limit ?? r.data.length, pages: r.pages ?? 1 }) as Page<T>);
+    .then((r) => {
+      const page = r.page ?? 1;
+      const limit = r.limit ?? r.data.length;
+      const hasMore = r.has_more ?? (r.pages != null ? page < r.pages : false);
+      return { data: r.data, total: r.total === undefined ? r.data.length : r.total, page, limit, has_more: hasMore } as Page<T>;
+    });
   return {
     accountId,
     account: () => get<Account>(`/accounts/${encodeURIComponent(accountId)}`),

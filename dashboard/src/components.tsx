@@ -106,15 +106,16 @@ export function Section({ title, actions, children, count }: { title: string; ac
   );
 }
 
-export function Pager({ page, pages, total, limit, onPage }: { page: number; pages: number; total: number; limit: number; onPage: (page: number) => void }) {
-  if (total === 0) return null;
+/** Previous/next over a list; past the API's counting limit the total shows as "10,000+". */
+export function Pager({ page, hasMore, total, limit, shown, onPage }: { page: number; hasMore: boolean; total: number | null; limit: number; shown: number; onPage: (page: number) => void }) {
+  if (total === 0 || (page === 1 && shown === 0)) return null;
   const from = (page - 1) * limit + 1;
-  const to = Math.min(page * limit, total);
+  const to = from + shown - 1;
   return (
     <nav class="pager" aria-label="Pagination">
-      <span class="muted">{from}–{to} of {total}</span>
+      <span class="muted">{from}–{to} of {total ?? '10,000+'}</span>
       <button type="button" class="btn btn-secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>← Previous</button>
-      <button type="button" class="btn btn-secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>Next →</button>
+      <button type="button" class="btn btn-secondary" disabled={!hasMore} onClick={() => onPage(page + 1)}>Next →</button>
     </nav>
   );
 }

@@ -29,7 +29,7 @@ export function EndpointDetail({ api, id, onUnauthorized }: { api: Client; id: s
         <div class="fact"><div class="fact-label">Created</div><div class="fact-value"><Time value={e.created_at} /></div></div>
       </div>
       <Recover api={api} endpointId={e.id} enabled={e.status === 'enabled'} onDone={deliveries.reload} />
-      <Section title="Deliveries" count={deliveries.data?.total}>
+      <Section title="Deliveries" count={deliveries.data?.total ?? undefined}>
         {deliveries.error ? <ErrorState error={deliveries.error} retry={deliveries.reload} />
           : !deliveries.data ? <Loading />
           : deliveries.data.data.length === 0 ? <Empty title="No deliveries to this endpoint yet" />

@@ -50,7 +50,7 @@ export function PaymentList({ api, query, onUnauthorized }: { api: Client; query
             </table>
           )}
       </div>
-      {res.data ? <Pager page={res.data.page} pages={res.data.pages} total={res.data.total} limit={res.data.limit} onPage={(p) => go({ page: p })} /> : null}
+      {res.data ? <Pager page={res.data.page} hasMore={res.data.has_more} total={res.data.total} limit={res.data.limit} shown={res.data.data.length} onPage={(p) => go({ page: p })} /> : null}
     </div>
   );
 }

@@ -27,7 +27,7 @@ export function Webhooks({ api, query, onUnauthorized }: { api: Client; query: U
         <button type="button" class="btn btn-secondary" onClick={() => { endpoints.reload(); deliveries.reload(); }}>Refresh</button>
       </div>
 
-      <Section title="Endpoints" count={endpoints.data?.total}>
+      <Section title="Endpoints" count={endpoints.data?.total ?? undefined}>
         {endpoints.error ? <ErrorState error={endpoints.error} retry={endpoints.reload} />
           : !endpoints.data ? <Loading />
           : endpoints.data.data.length === 0 ? <Empty title="No webhook endpoints">Register one with <code>POST /v1/webhook-endpoints</code>.</Empty> : (
@@ -51,7 +51,7 @@ export function Webhooks({ api, query, onUnauthorized }: { api: Client; query: U
           )}
       </Section>
 
-      <Section title="Deliveries" count={deliveries.data?.total} actions={endpoints.data && endpoints.data.data.length > 1 ? (
+      <Section title="Deliveries" count={deliveries.data?.total ?? undefined} actions={endpoints.data && endpoints.data.data.length > 1 ? (
         <select aria-label="Endpoint" value={endpoint} onChange={(e) => go({ endpoint: (e.target as HTMLSelectElement).value, page: 1 })}>
           <option value="">All endpoints</option>
           {endpoints.data.data.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
@@ -70,7 +70,7 @@ export function Webhooks({ api, query, onUnauthorized }: { api: Client; query: U
               {status === 'dead_lettered' ? 'Every delivery either succeeded or is still being retried.' : 'Events sent to your endpoints show up here.'}
             </Empty>
           ) : <DeliveriesTable deliveries={deliveries.data.data} />}
-        {deliveries.data ? <Pager page={deliveries.data.page} pages={deliveries.data.pages} total={deliveries.data.total} limit={deliveries.data.limit} onPage={(p) => go({ page: p })} /> : null}
+        {deliveries.data ? <Pager page={deliveries.data.page} hasMore={deliveries.data.has_more} total={deliveries.data.total} limit={deliveries.data.limit} shown={deliveries.data.data.length} onPage={(p) => go({ page: p })} /> : null}
       </Section>
     </div>
   );
