@@ -25,6 +25,8 @@ async function main(): Promise<void> {
   // Graceful shutdown: stop accepting, let in-flight requests finish, then close the pools.
   const stop = async () => {
     logger.info('api stopping');
+    // A connection that never goes idle, or a collector that does not answer, must not keep it up.
+    setTimeout(() => process.exit(0), 15_000).unref();
     clearInterval(purge);
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

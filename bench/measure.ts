@@ -31,3 +31,17 @@ export async function drive(total: number, concurrency: number, op: (i: number) 
   }));
   return { latencies, elapsedMs: performance.now() - started };
 }
+
+/** A scenario measured several times: every run, and the median of each number over them. */
+export interface Repeated<T extends Record<string, number>> { runs: T[]; median: T }
+
+/** The median of each numeric field over `runs` (the middle value; the mean of the two middle ones for an even count). */
+export function medianOf<T extends Record<string, number>>(runs: T[]): T {
+  const median: Record<string, number> = {};
+  for (const key of Object.keys(runs[0] ?? {})) {
+    const values = runs.map((r) => r[key]).filter((v) => typeof v === 'number').sort((a, b) => a - b);
+    const mid = Math.floor(values.length / 2);
+    median[key] = round(values.length % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2);
+  }
+  return median as T;
+}

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, createServer as netServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -15,28 +15,36 @@ import { startEmbeddedPostgres } from '../db/embedded';
 import { appendEvents } from '../db/events';
 import { webhookClient } from '../workflows/webhooks/client';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
-import { floorConfirm, floorPaymentWorkflow } from './floor/workflows';
+import { floorConfirm, floorDeliveryWorkflow, floorPaymentWorkflow } from './floor/workflows';
 import { AccountAnswer, apiClient, ProviderAnswer, secretKeyOf, VISA } from './http';
-import { drive, round, summarize } from './measure';
+import { drive, medianOf, Repeated, round, summarize } from './measure';
+import { runListScenario } from './list';
 import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing';
 
 /**
  * `npm run bench`: brings the stack up the way `npm start` does (Postgres, migrations, a Temporal dev
  * server on a SQLite file, the simulator, a worker and the API as separate processes), then measures
- * each scenario beside its baseline in the same run, and writes bench/results/latest.json.
- * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_PAYMENTS (sequential
- * payments, default 200), BENCH_SECONDS (read duration, default 10), BENCH_SCENARIOS (default all),
- * BENCH_ROUTING_PAYMENTS and BENCH_ROUTING_STRATEGIES (bench/routing.ts).
+ * each scenario beside its baseline in the same run, BENCH_RUNS times (default 3), and writes every
+ * run and the median of each number to bench/results/latest.json (docs/performance.md#scenarios).
+ * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_SCENARIOS (default
+ * read,payment,webhooks,memory,list,overhead; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
+ * (sequential payments per run, default 80; c16 runs twice as many), BENCH_SECONDS (read duration per
+ * run, default 6), BENCH_WEBHOOK_EVENTS (per run, default 150), BENCH_OPEN_PAYMENTS (default 10,000),
+ * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts).
  * Scenarios not run keep their last numbers in latest.json, under `earlier` the run they come from.
  */
-const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
-const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 80);
+const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CONCURRENCY = 16;
-const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 1000);
-const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 300);
-const ALL_SCENARIOS = ['read', 'payment', 'webhooks', 'memory', 'routing'];
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS.join(',')).split(','));
+const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 10_000);
+const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 150);
+const ALL_SCENARIOS = ['read', 'payment', 'webhooks', 'memory', 'list', 'overhead', 'routing'];
+const DEFAULT_SCENARIOS = ALL_SCENARIOS.filter((s) => s !== 'routing');
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? DEFAULT_SCENARIOS.join(',')).split(','));
 const RESULTS_FILE = join(ROOT_DIR, 'bench', 'results', 'latest.json');
+/** The targets of docs/performance.md, printed beside the medians. */
+const TARGETS = { payment: '≥ 0.8', read: '≥ 0.8', memory: '≤ 500 MB', list: 'p99 ≤ 50 ms', webhooks: '≥ 0.8' };
 
 const children: ChildProcess[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -79,14 +87,34 @@ async function waitHttp(url: string): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
-interface PaymentRun extends ReturnType<typeof summarize> {
-  confirm_p50_ms: number; confirm_p99_ms: number; floor_per_s: number; floor_p50_ms: number; floor_p99_ms: number; ratio: number;
+/** A local HTTP server answering 200 to everything, calling `onRequest` with each request's body. */
+async function sink(onRequest: (req: IncomingMessage, body: string, res: ServerResponse) => void = (_req, _body, res) => res.end('ok')): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => onRequest(req, Buffer.concat(chunks).toString(), res));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
+
+/** Runs `measure` RUNS times, one after the other; every run and the median of each number. */
+async function repeat<T extends Record<string, number>>(name: string, measure: (run: number) => Promise<T>): Promise<Repeated<T>> {
+  const runs: T[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    log(`bench: ${name}, run ${run}/${RUNS}`);
+    runs.push(await measure(run));
+  }
+  return { runs, median: medianOf(runs) };
+}
+
+const rssMb = (pid: number) => round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const scratch = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
   const stops: (() => Promise<unknown>)[] = [];
+  const started = performance.now();
   try {
     log('bench: bringing the stack up');
     let serverUrl = config.databaseUrl;
@@ -143,13 +171,10 @@ async function main(): Promise<void> {
     for (const m of provider.methods) {
       await post(`/payment-provider-configs/${ppc.id}/fees`, { payment_provider_method_id: m.id, volume_fee: 2.9, fixed_fee: 30, fixed_fee_currency: 'USD' }, token);
     }
-    let confirmLatencies: number[] = [];
+    // A payment as a merchant's checkout makes one: create and confirm in one request.
     const payOnce = async () => {
-      const payment = (await post('/payments', { amount: 1000, currency: 'USD' }, key)).data;
-      const t0 = performance.now();
-      const confirmed = (await post(`/payments/${payment.id}/confirm`, { payment_method: VISA }, key)).data;
-      confirmLatencies.push(performance.now() - t0);
-      if (confirmed.status !== 'SUCCEEDED') throw new Error(`payment ended ${confirmed.status}`);
+      const payment = (await post('/payments', { amount: 1000, currency: 'USD', confirm: true, payment_method: VISA }, key)).data;
+      if (payment.status !== 'SUCCEEDED') throw new Error(`payment ended ${payment.status}`);
       return payment.id;
     };
     let floorSeq = 0;
@@ -163,88 +188,133 @@ async function main(): Promise<void> {
     await drive(30, 4, floorOnce);
     // Set up now so that a build without adaptive routing fails before the other scenarios, not after them.
     const routingScenario = SCENARIOS.has('routing') ? await prepareRoutingScenario({ api: http, token, provider, log }) : undefined;
-
-    let read: Record<string, number> | undefined;
-    if (SCENARIOS.has('read')) {
-    log('bench: read');
     const paymentId = await payOnce();
-    const cannon = (target: string, headers: Record<string, string> = {}) => autocannon({ url: target, connections: 32, duration: READ_SECONDS, headers });
-    await cannon(`${api}/v1/payments/${paymentId}`, { authorization: `Bearer ${key}` }).then(() => undefined);
-    const ours = await cannon(`${api}/v1/payments/${paymentId}`, { authorization: `Bearer ${key}` });
-    const base = await cannon(`http://127.0.0.1:${basePort}/payments/${paymentId}`);
-    if (ours.non2xx || ours.errors) throw new Error(`read: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
-    read = { rps: round(ours.requests.average), p99_ms: ours.latency.p99, baseline_rps: round(base.requests.average), baseline_p99_ms: base.latency.p99, ratio: round(ours.requests.average / base.requests.average) };
+    const cannon = async (target: string, headers: Record<string, string> = {}) => {
+      const result = await autocannon({ url: target, connections: 32, duration: READ_SECONDS, headers });
+      if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      return result;
+    };
+    const readOurs = (origin: string) => cannon(`${origin}/v1/payments/${paymentId}`, { authorization: `Bearer ${key}` });
+
+    const measured: Record<string, unknown> = {};
+    if (SCENARIOS.has('read')) {
+      await readOurs(api);
+      measured.read = await repeat('read', async () => {
+        const ours = await readOurs(api);
+        const base = await cannon(`http://127.0.0.1:${basePort}/payments/${paymentId}`);
+        return {
+          rps: round(ours.requests.average), p99_ms: ours.latency.p99, baseline_rps: round(base.requests.average),
+          baseline_p99_ms: base.latency.p99, ratio: round(ours.requests.average / base.requests.average),
+        };
+      });
     }
 
-    // payments
-    const payment: Partial<Record<'c1' | 'c16', PaymentRun>> = {};
-    for (const [name, concurrency, total] of SCENARIOS.has('payment') ? [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const : []) {
-      log(`bench: payments ${name}`);
-      confirmLatencies = [];
-      const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
-      const confirms = summarize(confirmLatencies, ourRun.elapsedMs);
-      const floorRun = await drive(total, concurrency, floorOnce);
-      const o = summarize(ourRun.latencies, ourRun.elapsedMs);
-      const fl = summarize(floorRun.latencies, floorRun.elapsedMs);
-      payment[name] = {
-        ...o, confirm_p50_ms: confirms.p50_ms, confirm_p99_ms: confirms.p99_ms,
-        floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s),
-      };
+    if (SCENARIOS.has('payment')) {
+      const payment: Record<string, Repeated<Record<string, number>>> = {};
+      for (const [name, concurrency, total] of [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const) {
+        payment[name] = await repeat(`payments ${name}`, async () => {
+          const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
+          const floorRun = await drive(total, concurrency, floorOnce);
+          const o = summarize(ourRun.latencies, ourRun.elapsedMs);
+          const fl = summarize(floorRun.latencies, floorRun.elapsedMs);
+          return { ...o, floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s) };
+        });
+      }
+      measured.payment = payment;
     }
 
-    let webhooks: Record<string, number> | undefined;
     if (SCENARIOS.has('webhooks')) {
-    log('bench: webhooks');
-    let received = 0;
-    let allReceived: () => void = () => {};
-    const done = new Promise<void>((r) => { allReceived = r; });
-    const receiver: Server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+      let received = 0;
+      let expected = 0;
+      let allReceived: () => void = () => {};
+      const receiver = await sink((_req, raw, res) => {
+        const body = JSON.parse(raw || '{}');
         if (body.type === 'webhook_endpoint.verification') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ challenge: body.data.challenge }));
           return;
         }
         res.end('ok');
-        if (++received === WEBHOOK_EVENTS) allReceived();
+        if (++received === expected) allReceived();
       });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const endpoint = (await post('/webhook-endpoints', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['*'] }, key)).data;
-    for (let i = 0; i < 100; i++) {
-      const ep = await http.get(`/webhook-endpoints/${endpoint.id}`, key);
-      if (ep.data.status === 'enabled') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const eventIds = await appendEvents(db, 'production', Array.from({ length: WEBHOOK_EVENTS }, (_, i) => ({
-      event: 'payment_intent.succeeded', accountId: account.id, workspaceId: account.workspace_id, data: { object: { object: 'payment', n: i } },
-    })));
-    const t0 = performance.now();
-    await webhookClient(client).startFanOut('production', eventIds, `bench-fan-out/${Date.now()}`);
-    await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`webhooks: ${received}/${WEBHOOK_EVENTS} after 120 s`)), 120_000))]);
-    webhooks = { per_s: round(WEBHOOK_EVENTS / ((performance.now() - t0) / 1000)), deliveries: WEBHOOK_EVENTS };
-    receiver.close();
+      const endpoint = (await post('/webhook-endpoints', { url: `${receiver.url}/hook`, events: ['*'] }, key)).data;
+      for (let i = 0; i < 100; i++) {
+        const ep = await http.get(`/webhook-endpoints/${endpoint.id}`, key);
+        if (ep.data.status === 'enabled') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      /** Resolves with deliveries per second once `count` requests reached the receiver after `start`. */
+      const timed = async (count: number, start: () => Promise<unknown>) => {
+        received = 0;
+        expected = count;
+        const done = new Promise<void>((r) => { allReceived = r; });
+        const t0 = performance.now();
+        await start();
+        await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`webhooks: ${received}/${count} after 120 s`)), 120_000))]);
+        return round(count / ((performance.now() - t0) / 1000));
+      };
+      measured.webhooks = await repeat('webhooks', async (run) => {
+        const eventIds = await appendEvents(db, 'production', Array.from({ length: WEBHOOK_EVENTS }, (_, i) => ({
+          event: 'payment_intent.succeeded', accountId: account.id, workspaceId: account.workspace_id, data: { object: { object: 'payment', n: i } },
+        })));
+        const perS = await timed(WEBHOOK_EVENTS, () => webhookClient(client).startFanOut('production', eventIds, `bench-fan-out/${Date.now()}`));
+        // The floor: one workflow and one HTTP activity per delivery, started in batches of 20 as the fan-out does.
+        const floorPerS = await timed(WEBHOOK_EVENTS, async () => {
+          for (let i = 0; i < WEBHOOK_EVENTS; i += 20) {
+            await Promise.all(Array.from({ length: Math.min(20, WEBHOOK_EVENTS - i) }, (_, j) => client.workflow.start(floorDeliveryWorkflow, {
+              taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor-delivery/${Date.now()}/${run}/${i + j}`, args: [`${receiver.url}/floor`, i + j],
+            })));
+          }
+        });
+        return { per_s: perS, floor_per_s: floorPerS, deliveries: WEBHOOK_EVENTS, ratio: round(perS / floorPerS) };
+      });
+      receiver.server.close();
     }
 
-    let memory: Record<string, number> | undefined;
     if (SCENARIOS.has('memory')) {
-    log(`bench: memory with ${OPEN_PAYMENTS} open payments`);
-    await drive(OPEN_PAYMENTS, CONCURRENCY, async () => { await post('/payments', { amount: 500, currency: 'USD' }, key); });
-    await new Promise((r) => setTimeout(r, 2000));
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${worker.pid}/status`, 'utf8'))?.[1] ?? 0);
-    memory = { worker_rss_mb: round(rssKb / 1024), open_payments: OPEN_PAYMENTS, max_cached_workflows: config.workerMaxCachedWorkflows };
+      log(`bench: memory, creating ${OPEN_PAYMENTS} open payments`);
+      const t0 = performance.now();
+      await drive(OPEN_PAYMENTS, 32, async () => { await post('/payments', { amount: 500, currency: 'USD' }, key); });
+      log(`bench: ${OPEN_PAYMENTS} open payments in ${round((performance.now() - t0) / 1000)} s`);
+      // One set of open payments, sampled RUNS times 5 s apart: the worker's resident memory once they are all waiting.
+      measured.memory = await repeat('memory', async () => {
+        await new Promise((r) => setTimeout(r, 5000));
+        return { worker_rss_mb: rssMb(worker.pid!), open_payments: OPEN_PAYMENTS, max_cached_workflows: config.workerMaxCachedWorkflows };
+      });
     }
 
-    let routing: Awaited<ReturnType<NonNullable<typeof routingScenario>['run']>> | undefined;
+    if (SCENARIOS.has('list')) {
+      const list = await runListScenario({ db, databaseUrl, api, key, account, log, runs: RUNS });
+      measured.list = { payments: list.payments, runs: list.runs, median: medianOf(list.runs) };
+    }
+
+    if (SCENARIOS.has('overhead')) {
+      // The same API with request metrics off, and with tracing on (spans over OTLP to a local sink).
+      const [plainPort, tracedPort] = await Promise.all([freePort(), freePort()]);
+      const collector = await sink();
+      await launch('bench/api-variant.js', { ...env, PORT: String(plainPort), LOG_LEVEL: 'info', BENCH_METRICS: 'off' }, 'api variant listening');
+      await launch('bench/api-variant.js', { ...env, PORT: String(tracedPort), LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, 'api variant listening');
+      const plain = `http://127.0.0.1:${plainPort}`;
+      const traced = `http://127.0.0.1:${tracedPort}`;
+      await readOurs(plain);
+      await readOurs(traced);
+      measured.overhead = await repeat('overhead (read path: metrics off / on, tracing on)', async () => {
+        const off = (await readOurs(plain)).requests.average;
+        const on = (await readOurs(api)).requests.average;
+        const tracing = (await readOurs(traced)).requests.average;
+        return {
+          metrics_off_rps: round(off), metrics_on_rps: round(on), tracing_on_rps: round(tracing),
+          metrics_cost: round(1 - on / off), tracing_cost: round(1 - tracing / on),
+        };
+      });
+      collector.server.close();
+    }
+
     if (routingScenario) {
       log(`bench: routing, ${ROUTING_PAYMENTS} payments per strategy`);
-      routing = await routingScenario.run();
+      measured.routing = await routingScenario.run();
     }
 
-    const measured: Record<string, unknown> = { read, payment: SCENARIOS.has('payment') ? payment : undefined, webhooks, memory, routing };
     // Scenarios this run left out keep their numbers, with the run they come from under `earlier`.
     const previous: Record<string, unknown> & { earlier?: Record<string, unknown> } = existsSync(RESULTS_FILE) ? JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) : {};
     const kept = ALL_SCENARIOS.filter((name) => measured[name] === undefined && previous[name] !== undefined);
@@ -252,25 +322,19 @@ async function main(): Promise<void> {
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: round(totalmem() / 2 ** 30), node: process.version },
+      runs_per_scenario: RUNS,
+      seconds: round((performance.now() - started) / 1000),
       ...(kept.length ? { earlier } : {}),
       ...Object.fromEntries(ALL_SCENARIOS.map((name) => [name, measured[name] ?? previous[name]])),
     };
     mkdirSync(join(ROOT_DIR, 'bench', 'results'), { recursive: true });
     writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
-    const row = (name: string, ours: string, theirs: string, ratio: unknown) => log(`${name.padEnd(16)}${ours.padEnd(36)}${theirs.padEnd(36)}${ratio}`);
-    log('');
-    if (read || payment.c1 || payment.c16 || webhooks || memory) row('scenario', 'ours', 'baseline / floor', 'ratio');
-    if (read) row('read (32 conn)', `${read.rps} req/s, p99 ${read.p99_ms} ms`, `${read.baseline_rps} req/s, p99 ${read.baseline_p99_ms} ms`, read.ratio);
-    for (const c of ['c1', 'c16'] as const) {
-      const run = payment[c];
-      if (run) row(`payment ${c}`, `${run.per_s}/s, p50 ${run.p50_ms}, p99 ${run.p99_ms} ms`, `${run.floor_per_s}/s, p50 ${run.floor_p50_ms}, p99 ${run.floor_p99_ms} ms`, run.ratio);
-    }
-    if (webhooks) row('webhooks', `${webhooks.per_s} deliveries/s`, '', '');
-    if (memory) row('memory', `worker RSS ${memory.worker_rss_mb} MB`, `${OPEN_PAYMENTS} open payments`, '');
-    if (routing) {
+    for (const line of table(measured)) log(line);
+    if (measured.routing) {
       log('');
-      for (const line of routingRows(routing)) log(line);
+      for (const line of routingRows(measured.routing as Parameters<typeof routingRows>[0])) log(line);
     }
+    log(`\nbench: ${results.seconds} s in all`);
     await client.connection.close();
   } finally {
     for (const child of children.reverse()) if (child.exitCode === null) child.kill('SIGTERM');
@@ -278,6 +342,32 @@ async function main(): Promise<void> {
     for (const stop of stops.reverse()) await stop().catch(() => {});
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** The printed table: each scenario's median beside its target, and the runs it is the median of. */
+function table(measured: Record<string, unknown>): string[] {
+  const lines = ['', `${'scenario'.padEnd(16)}${'median'.padEnd(58)}${'target'.padEnd(14)}runs`];
+  const row = (name: string, median: string, target: string, runs: string) => lines.push(`${name.padEnd(16)}${median.padEnd(58)}${target.padEnd(14)}${runs}`);
+  const runsOf = (r: Repeated<Record<string, number>>, field: string) => r.runs.map((x) => x[field]).join(' / ');
+  const read = measured.read as Repeated<Record<string, number>> | undefined;
+  if (read) row('read (32 conn)', `${read.median.rps} req/s vs ${read.median.baseline_rps} bare → ${read.median.ratio}`, TARGETS.read, runsOf(read, 'ratio'));
+  const payment = measured.payment as Record<string, Repeated<Record<string, number>>> | undefined;
+  for (const c of ['c1', 'c16'] as const) {
+    const run = payment?.[c];
+    if (run) row(`payment ${c}`, `${run.median.per_s}/s (p50 ${run.median.p50_ms} ms) vs floor ${run.median.floor_per_s}/s → ${run.median.ratio}`, TARGETS.payment, runsOf(run, 'ratio'));
+  }
+  const webhooks = measured.webhooks as Repeated<Record<string, number>> | undefined;
+  if (webhooks) row('webhooks', `${webhooks.median.per_s}/s vs floor ${webhooks.median.floor_per_s}/s → ${webhooks.median.ratio}`, TARGETS.webhooks, runsOf(webhooks, 'ratio'));
+  const memory = measured.memory as Repeated<Record<string, number>> | undefined;
+  if (memory) row('memory', `worker RSS ${memory.median.worker_rss_mb} MB, ${memory.median.open_payments} open payments`, TARGETS.memory, runsOf(memory, 'worker_rss_mb'));
+  const list = measured.list as (Repeated<Record<string, number>> & { payments: number }) | undefined;
+  if (list) row('list', `p99 ${list.median.p99_ms} ms, p50 ${list.median.p50_ms} ms, ${list.median.rps} req/s (${list.payments} payments)`, TARGETS.list, runsOf(list, 'p99_ms'));
+  const overhead = measured.overhead as Repeated<Record<string, number>> | undefined;
+  if (overhead) {
+    row('metrics cost', `${overhead.median.metrics_cost} of read throughput (${overhead.median.metrics_off_rps} → ${overhead.median.metrics_on_rps} req/s)`, '', runsOf(overhead, 'metrics_cost'));
+    row('tracing cost', `${overhead.median.tracing_cost} of read throughput (${overhead.median.metrics_on_rps} → ${overhead.median.tracing_on_rps} req/s)`, '', runsOf(overhead, 'tracing_cost'));
+  }
+  return lines;
 }
 
 main().then(() => process.exit(0), (err) => {

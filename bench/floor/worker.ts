@@ -1,8 +1,9 @@
+import { request } from 'undici';
 import { NativeConnection, Worker, DefaultLogger, Runtime } from '@temporalio/worker';
 
 export const FLOOR_TASK_QUEUE = 'bench-floor';
 
-/** A worker for the floor workflow, tuned like ours, in its own process. */
+/** A worker for the floor workflows, tuned like ours, in its own process. */
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
@@ -10,7 +11,15 @@ async function main(): Promise<void> {
     connection,
     taskQueue: FLOOR_TASK_QUEUE,
     workflowsPath: require.resolve('./workflows'),
-    activities: { processorCall: async () => {} },
+    activities: {
+      processorCall: async () => {},
+      // The same kind of request as a webhook delivery: a JSON POST over undici, the answer read.
+      deliver: async (url: string, n: number) => {
+        const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'floor.delivery', n }) });
+        await res.body.text();
+        if (res.statusCode >= 300) throw new Error(`receiver answered ${res.statusCode}`);
+      },
+    },
     maxCachedWorkflows: 1000,
   });
   console.log('floor worker started');

@@ -1,6 +1,6 @@
 import { condition, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
 
-const { processorCall } = proxyActivities<{ processorCall(): Promise<void> }>({ startToCloseTimeout: '10s' });
+const { processorCall, deliver } = proxyActivities<{ processorCall(): Promise<void>; deliver(url: string, n: number): Promise<void> }>({ startToCloseTimeout: '10s' });
 
 export const floorConfirm = defineUpdate<string>('confirm');
 
@@ -16,4 +16,9 @@ export async function floorPaymentWorkflow(): Promise<void> {
     return 'SUCCEEDED';
   });
   await condition(() => done);
+}
+
+/** The delivery floor: one workflow and one activity that POSTs one event to the receiver. */
+export async function floorDeliveryWorkflow(url: string, n: number): Promise<void> {
+  await deliver(url, n);
 }
