@@ -176,6 +176,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     /**
      * A create that carries a confirm: the payment row, its plan and both events in one transaction,
      * the plan made from the row just written. Idempotent: a retry finds the row and the plan written.
+     * Repeatable read, as `loadRoutingInputs` reads on its own: inside this transaction it can only take
+     * a savepoint, and a rule or fee written meanwhile must still be seen whole or not at all (a
+     * serialization failure rolls everything back, and the local activity is retried).
      */
     async createPaymentAndPlanRoute({ payment: input, plan: args }: CreateAndPlanArgs): Promise<PlanResult> {
       const done = await db.transaction(async (trx) => {
@@ -185,7 +188,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
         const created = paymentEvent(input, 'payment_intent.created', inserted, input.context);
         const processing = await storePlan(trx, args, inserted, planned);
         return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
-      });
+      }, { isolationLevel: 'repeatable read' });
       // The row was there already: written with its plan by an earlier try (which finds that plan).
       return done ?? planRoute(args);
     },
