@@ -80,11 +80,10 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
      */
     async authorizeCharge(args: AttemptArgs): Promise<AttemptResult> {
       const env = args.environment;
-      const existing = await findCharge(db, env, args.chargeId);
+      const [existing, payment] = await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
       // A retry after this activity committed its outcome (the worker died before reporting it): answer
       // with what was recorded instead of calling the processor again.
       if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
-      const payment = await findPayment(db, env, args.paymentId);
       // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
       if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
