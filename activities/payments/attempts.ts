@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
 import { loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
 import { findCharge, findPayment, insertCharge, updateCharge } from '../../db/payments';
@@ -80,17 +81,18 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
      */
     async authorizeCharge(args: AttemptArgs): Promise<AttemptResult> {
       const env = args.environment;
-      const existing = await findCharge(db, env, args.chargeId);
+      const [existing, payment] = await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
       // A retry after this activity committed its outcome (the worker died before reporting it): answer
       // with what was recorded instead of calling the processor again.
       if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
-      const payment = await findPayment(db, env, args.paymentId);
       // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
       if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
       if (!existing) {
-        await db.transaction(async (trx) => {
-          await insertCharge(trx, env, {
+        // A plan starts at its first candidate: only a later one moves its index (with the charge, atomically).
+        const index = args.candidateIndex ?? args.attemptNo - 1;
+        const write = async (q: Knex) => {
+          await insertCharge(q, env, {
             id: args.chargeId,
             payment_id: args.paymentId,
             payment_method_id: args.paymentMethodId,
@@ -111,8 +113,9 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
               merchant_capabilities: provider.config.merchant_capabilities ?? {},
             },
           });
-          await setRoutingPlanIndex(trx, env, args.routingPlanId, args.candidateIndex ?? args.attemptNo - 1);
-        });
+          if (index > 0) await setRoutingPlanIndex(q, env, args.routingPlanId, index);
+        };
+        await (index > 0 ? db.transaction(write) : write(db));
       }
 
       // Re-checked here, against the payment's account and customer in Postgres: an attempt told a card
@@ -136,9 +139,10 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         notificationUrl: providerWebhookUrl(deps.config.publicUrl, args.candidate.providerConfigId),
         ...(threeDSecure ? { threeDSecure } : {}),
       }));
-      await wipeCvc(db, env, args.paymentMethodId);
+      // Sent once, never kept: the CVC goes as soon as the processor has had it (a saved card has none left).
+      if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
       const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);
-      return applyOutcome(db, args, authorization.outcome, exchanges, captured);
+      return applyOutcome(db, args, authorization.outcome, exchanges, captured, card.network);
     },
 
     /**

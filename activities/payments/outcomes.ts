@@ -121,16 +121,18 @@ function authorizeLatency(exchanges: ProviderExchange[]): number | null {
  * (`recordedAttempt`) without coming here. The charge's first outcome is its attempt; a later one (an
  * unknown reconciled, an authentication completed) adds its class only.
  */
-async function countHealth(trx: Knex.Transaction, env: Environment, charge: ChargeRow, outcome: ProviderOutcome, exchanges: ProviderExchange[]): Promise<void> {
+async function countHealth(
+  trx: Knex.Transaction, env: Environment, charge: ChargeRow, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
+): Promise<void> {
   // Refused before any call: nothing happened at the provider.
   if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return;
   if (!charge.payment_provider_config_id) return;
-  const card = charge.payment_method_id ? await cardDisplay(trx, env, charge.account_id, charge.payment_method_id) : undefined;
+  const card = cardNetwork !== undefined || !charge.payment_method_id ? undefined : await cardDisplay(trx, env, charge.account_id, charge.payment_method_id);
   await recordHealth(trx, env, {
     providerConfigId: charge.payment_provider_config_id,
     accountId: charge.account_id,
     at: new Date(),
-    cardNetwork: card?.card_network ?? '',
+    cardNetwork: cardNetwork ?? card?.card_network ?? '',
     currency: charge.currency,
     attempt: charge.status === 'CREATED',
     outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
@@ -141,10 +143,11 @@ async function countHealth(trx: Knex.Transaction, env: Environment, charge: Char
 /**
  * Records what a provider said about a charge, and what it means for the payment, in one
  * transaction: charge status, amounts, exchanges and duration; payment status; the events; the
- * provider config's health.
+ * provider config's health (by the charged card's network: `cardNetwork` when the caller has the
+ * card at hand, else read).
  */
 export async function applyOutcome(
-  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome,
+  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome, cardNetwork?: string,
 ): Promise<AttemptResult> {
   const env = args.environment;
   let entered: string | undefined;
@@ -184,7 +187,7 @@ export async function applyOutcome(
     }
     const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, events));
     // Last: the minute's health row is shared by every outcome at the config, so its lock is held briefly.
-    await countHealth(trx, env, current, outcome, exchanges);
+    await countHealth(trx, env, current, outcome, exchanges, cardNetwork);
     return {
       outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
       declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,

@@ -1,4 +1,5 @@
-import { appendEvents, idsToPublish } from '../../db/events';
+import type { Knex } from 'knex';
+import { appendEvents, idsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
 import { eraseSingleUseCards, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, insertPayment, updatePayment, type PaymentRow } from '../../db/payments';
@@ -9,7 +10,7 @@ import type { Environment } from '../../db/environments';
 import { healthWindows } from '../../db/provider-health';
 import { routingSettingsOf } from '../../db/routing-settings';
 import type {
-  PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
+  CreateAndPlanArgs, PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
 } from '../../workflows/payments/contract';
 import type { PaymentActivityDeps } from './deps';
 import { paymentEvent } from './events';
@@ -34,16 +35,19 @@ function isPlannedCandidate(value: unknown): value is PlannedCandidate {
   return typeof value === 'object' && value !== null && 'providerConfigId' in value && 'providerId' in value && 'methodId' in value;
 }
 
-/** The payment's record and its routing plans: the two Postgres-only steps of the walk (local activities). */
-export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute'> {
+/** A confirm's plan before it is stored: the card it may use (none: nothing is eligible) and the ranked candidates. */
+interface Planned { card: PaymentMethodRow | undefined; hints: RoutingHints; routingPlan: RoutingPlan; planned: PlannedCandidate[] }
+
+/** The payment's record and its routing plans: the Postgres-only steps of the walk (local activities). */
+export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute' | 'createPaymentAndPlanRoute'> {
   const { db } = deps;
 
   /** The plan for a payment and the card it may use: the account's configs ranked for its facts. */
-  async function plan(args: PlanArgs, payment: PaymentRow, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
+  async function plan(q: Knex, args: PlanArgs, payment: PaymentRow, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
     const env = args.environment;
-    const [customer] = payment.customer_id ? await customersByIds(db, env, [payment.customer_id]) : [];
-    const inputs = await loadRoutingInputs(db, env, args.accountId);
-    const adaptive = await adaptiveInputs(env, args, inputs.configs.map((c) => c.id));
+    const [customer] = payment.customer_id ? await customersByIds(q, env, [payment.customer_id]) : [];
+    const inputs = await loadRoutingInputs(q, env, args.accountId);
+    const adaptive = await adaptiveInputs(q, env, args, inputs.configs.map((c) => c.id));
     return buildRoutingPlan({
       payment: {
         amount: Number(payment.amount), currency: payment.currency, installments: args.installments ?? payment.installments,
@@ -62,39 +66,104 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
    * The account's routing settings and its configs' recent health (docs/routing.md): two indexed reads
    * of the per-minute rollups. Least cost without elimination needs neither window.
    */
-  async function adaptiveInputs(env: Environment, args: PlanArgs, configIds: string[]): Promise<RoutingPlanInput['adaptive']> {
-    const settings = await routingSettingsOf(db, env, args.accountId);
+  async function adaptiveInputs(q: Knex, env: Environment, args: PlanArgs, configIds: string[]): Promise<RoutingPlanInput['adaptive']> {
+    const settings = await routingSettingsOf(q, env, args.accountId);
     if (settings.strategy === 'least_cost' && !settings.elimination.enabled) return undefined;
     const now = new Date();
     const [success, elimination] = await Promise.all([
-      settings.strategy === 'success_rate' ? healthWindows(db, env, configIds, settings.success_rate.window_minutes, now) : {},
-      settings.elimination.enabled ? healthWindows(db, env, configIds, settings.elimination.window_minutes, now) : {},
+      settings.strategy === 'success_rate' ? healthWindows(q, env, configIds, settings.success_rate.window_minutes, now) : {},
+      settings.elimination.enabled ? healthWindows(q, env, configIds, settings.elimination.window_minutes, now) : {},
     ]);
     return { settings, health: { success, elimination }, paymentId: args.paymentId, now: now.toISOString() };
+  }
+
+  /** The confirm's plan for `payment`, not yet stored. */
+  async function planFor(q: Knex, args: PlanArgs, payment: PaymentRow): Promise<Planned> {
+    const card = await findUsableCard(q, args.environment, cardUse(args, payment));
+    const hints: RoutingHints = { ...(payment.routing ?? {}), ...(args.routing ?? {}) };
+    // A card the payment may not use makes nothing eligible: the payment fails as payment_method_unavailable.
+    const routingPlan = card ? await plan(q, args, payment, card, hints) : { candidates: [], ineligible: [] };
+    const planned: PlannedCandidate[] = routingPlan.candidates.map((c) => ({
+      providerConfigId: c.payment_provider_config_id, providerId: c.payment_provider_id,
+      methodId: c.payment_provider_method_id, estimatedFee: c.estimated_fee,
+    }));
+    return { card, hints, routingPlan, planned };
+  }
+
+  /** Stores the plan and moves the payment to PROCESSING (or FAILED); answers the event that says so, to append. */
+  async function storePlan(trx: Knex.Transaction, args: PlanArgs, payment: PaymentRow, { card, hints, routingPlan, planned }: Planned): Promise<EventRecord> {
+    const env = args.environment;
+    await insertRoutingPlan(trx, env, {
+      id: args.routingPlanId,
+      account_id: args.accountId,
+      payment_id: args.paymentId,
+      request_id: args.context.requestId ?? null,
+      trace_id: args.context.traceId ?? null,
+      candidates: routingPlan.candidates,
+      metadata: { ineligible: routingPlan.ineligible, hints, planned, payment_method_id: args.paymentMethodId },
+    });
+    const failed = planned.length === 0;
+    const row = await updatePayment(trx, env, args.paymentId, {
+      status: failed ? 'FAILED' : 'PROCESSING',
+      payment_method_id: args.paymentMethodId,
+      // Each confirm says where the customer goes after authenticating (or nowhere): never an earlier one's.
+      return_url: args.returnUrl ?? null,
+      next_action: null,
+      installments: args.installments ?? payment.installments,
+      last_error: !failed ? null : card
+        ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }
+        : { code: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' },
+    });
+    // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
+    if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
+    return paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId });
+  }
+
+  /** Writes the payment row (and a guest customer); undefined when an earlier try wrote it. */
+  async function insertPaymentRecord(trx: Knex.Transaction, input: PaymentInput): Promise<PaymentRow | undefined> {
+    const env = input.environment;
+    if (input.guestCustomer) await insertGuestCustomer(trx, env, input.accountId, input.guestCustomer);
+    return insertPayment(trx, env, {
+      id: input.paymentId,
+      account_id: input.accountId,
+      customer_id: input.guestCustomer?.id ?? input.customerId ?? null,
+      checkout_session_id: input.checkoutSessionId ?? null,
+      amount: input.amount,
+      currency: input.currency,
+      auto_capture: input.autoCapture,
+      secure_mode: input.secureMode,
+      installments: input.installments,
+      routing: input.routing ?? {},
+      metadata: input.metadata ?? {},
+    });
+  }
+
+  /** Appends the events of one transaction; answers the ids to fan out (none when nobody listens). */
+  async function append(trx: Knex.Transaction, ref: PaymentRef, records: EventRecord[]): Promise<string[]> {
+    return idsToPublish(trx, ref.environment, ref.accountId, await appendEvents(trx, ref.environment, records));
+  }
+
+  async function planRoute(args: PlanArgs): Promise<PlanResult> {
+    const existing = await findRoutingPlan(db, args.environment, args.routingPlanId);
+    if (existing) {
+      return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
+    }
+    const payment = await findPayment(db, args.environment, args.paymentId);
+    if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
+    const planned = await planFor(db, args, payment);
+    return db.transaction(async (trx) => {
+      const event = await storePlan(trx, args, payment, planned);
+      return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [event]) };
+    });
   }
 
   return {
     /** Writes the payment row (and a guest customer) and `payment_intent.created`. Idempotent. */
     async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
-      const env = input.environment;
       return db.transaction(async (trx) => {
-        if (input.guestCustomer) await insertGuestCustomer(trx, env, input.accountId, input.guestCustomer);
-        const inserted = await insertPayment(trx, env, {
-          id: input.paymentId,
-          account_id: input.accountId,
-          customer_id: input.guestCustomer?.id ?? input.customerId ?? null,
-          checkout_session_id: input.checkoutSessionId ?? null,
-          amount: input.amount,
-          currency: input.currency,
-          auto_capture: input.autoCapture,
-          secure_mode: input.secureMode,
-          installments: input.installments,
-          routing: input.routing ?? {},
-          metadata: input.metadata ?? {},
-        });
+        const inserted = await insertPaymentRecord(trx, input);
         if (!inserted) return { eventIds: [] };
-        const eventIds = await appendEvents(trx, env, [paymentEvent(input, 'payment_intent.created', inserted, input.context)]);
-        return { eventIds: await idsToPublish(trx, env, input.accountId, eventIds) };
+        return { eventIds: await append(trx, input, [paymentEvent(input, 'payment_intent.created', inserted, input.context)]) };
       });
     },
 
@@ -102,52 +171,26 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
      * Builds and stores the routing plan for a confirm, and moves the payment to PROCESSING (or to
      * FAILED with no_eligible_provider when nothing can take it). Idempotent on the plan id.
      */
-    async planRoute(args: PlanArgs): Promise<PlanResult> {
-      const env = args.environment;
-      const existing = await findRoutingPlan(db, env, args.routingPlanId);
-      if (existing) {
-        return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
-      }
-      const payment = await findPayment(db, env, args.paymentId);
-      if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
-      const card = await findUsableCard(db, env, cardUse(args, payment));
-      const hints: RoutingHints = { ...(payment.routing ?? {}), ...(args.routing ?? {}) };
-      // A card the payment may not use makes nothing eligible: the payment fails as payment_method_unavailable.
-      const routingPlan = card ? await plan(args, payment, card, hints) : { candidates: [], ineligible: [] };
-      const planned: PlannedCandidate[] = routingPlan.candidates.map((c) => ({
-        providerConfigId: c.payment_provider_config_id, providerId: c.payment_provider_id,
-        methodId: c.payment_provider_method_id, estimatedFee: c.estimated_fee,
-      }));
+    planRoute,
 
-      return db.transaction(async (trx) => {
-        await insertRoutingPlan(trx, env, {
-          id: args.routingPlanId,
-          account_id: args.accountId,
-          payment_id: args.paymentId,
-          request_id: args.context.requestId ?? null,
-          trace_id: args.context.traceId ?? null,
-          candidates: routingPlan.candidates,
-          metadata: { ineligible: routingPlan.ineligible, hints, planned, payment_method_id: args.paymentMethodId },
-        });
-        const failed = planned.length === 0;
-        const row = await updatePayment(trx, env, args.paymentId, {
-          status: failed ? 'FAILED' : 'PROCESSING',
-          payment_method_id: args.paymentMethodId,
-          // Each confirm says where the customer goes after authenticating (or nowhere): never an earlier one's.
-          return_url: args.returnUrl ?? null,
-          next_action: null,
-          installments: args.installments ?? payment.installments,
-          last_error: !failed ? null : card
-            ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }
-            : { code: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' },
-        });
-        // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
-        if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
-        const eventIds = await appendEvents(trx, env, [
-          paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }),
-        ]);
-        return { routingPlanId: args.routingPlanId, candidates: planned, eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
-      });
+    /**
+     * A create that carries a confirm: the payment row, its plan and both events in one transaction,
+     * the plan made from the row just written. Idempotent: a retry finds the row and the plan written.
+     * Repeatable read, as `loadRoutingInputs` reads on its own: inside this transaction it can only take
+     * a savepoint, and a rule or fee written meanwhile must still be seen whole or not at all (a
+     * serialization failure rolls everything back, and the local activity is retried).
+     */
+    async createPaymentAndPlanRoute({ payment: input, plan: args }: CreateAndPlanArgs): Promise<PlanResult> {
+      const done = await db.transaction(async (trx) => {
+        const inserted = await insertPaymentRecord(trx, input);
+        if (!inserted) return undefined;
+        const planned = await planFor(trx, args, inserted);
+        const created = paymentEvent(input, 'payment_intent.created', inserted, input.context);
+        const processing = await storePlan(trx, args, inserted, planned);
+        return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
+      }, { isolationLevel: 'repeatable read' });
+      // The row was there already: written with its plan by an earlier try (which finds that plan).
+      return done ?? planRoute(args);
     },
   };
 }

@@ -212,6 +212,7 @@ export const paymentRoutes = [
         authExpiryMs: deps.config.authExpiryMs,
         paymentExpiryMs: deps.config.paymentExpiryMs,
         authenticationTimeoutMs: deps.config.authenticationTimeoutMs,
+        leanCreate: true,
         context: workflowContext(ctx, principal),
       };
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);

@@ -100,12 +100,17 @@ describe('expiry timers', () => {
   it('cancels a payment that never succeeds in time, but not one that did', async () => {
     const f = await paymentsFixture(short);
     const idle = await createPayment(short, f.merchant);
+    // Declined at its create: its expiry is armed only then, still counted from its creation.
+    const declined = await createPayment(short, f.merchant, { confirm: true, payment_method: card(CARDS.declined) });
+    expect(declined.body.data.status, JSON.stringify(declined.body)).toBe('FAILED');
     const paid = await pay(short, f.merchant, CARDS.visa);
-    const canceled = await eventually(async () => {
-      const p = await getPayment(short, f.merchant, idle.body.data.id);
-      return p.status === 'CANCELED' ? p : undefined;
-    }, 20_000, 250);
-    expect(canceled.cancellation_reason).toBe('expired');
+    for (const id of [idle.body.data.id, declined.body.data.id]) {
+      const canceled = await eventually(async () => {
+        const p = await getPayment(short, f.merchant, id);
+        return p.status === 'CANCELED' ? p : undefined;
+      }, 20_000, 250);
+      expect(canceled.cancellation_reason).toBe('expired');
+    }
     expect((await getPayment(short, f.merchant, paid.body.data.id)).status).toBe('SUCCEEDED');
   });
 });

@@ -30,6 +30,7 @@ describe('replaying recorded workflow histories', () => {
     // The create update that carries a confirm (create and confirm in one request) is covered too, and
     // every path of a customer authentication.
     expect(files).toContain('payment-create-and-confirm.json');
+    expect(files).toEqual(expect.arrayContaining(['payment-lean-create-and-confirm.json', 'payment-lean-create-and-confirm-declined.json', 'payment-lean-approved.json']));
     for (const name of ['notified', 'returned', 'failed', 'timeout', 'canceled']) expect(files).toContain(`payment-authentication-${name}.json`);
     expect(files).toEqual(expect.arrayContaining(['payment-step-up.json', 'payment-no-second-challenge.json']));
   });
@@ -103,6 +104,11 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
       },
       // Create and confirm in one request: the `create` update carries the confirm.
       'payment-create-and-confirm': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.visa) })).body.data.id,
+      // Since the `lean-create` patch: the row and the plan in one local activity, and no expiry timer for
+      // a payment that succeeds at once; one declined (then waiting, with its expiry armed); and two requests.
+      'payment-lean-create-and-confirm': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.visa) })).body.data.id,
+      'payment-lean-create-and-confirm-declined': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.declined) })).body.data.id,
+      'payment-lean-approved': async () => (await pay(stack, f.merchant, CARDS.visa)).body.data.id,
       // 3-D Secure (docs/authentication.md): the processor's notification completes the challenge…
       'payment-authentication-notified': async () => {
         const { id, url } = await requiringAction(f, CARDS_3DS.always);

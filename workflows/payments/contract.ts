@@ -97,6 +97,13 @@ export interface PaymentInput {
   paymentExpiryMs: number;
   /** AUTHENTICATION_TIMEOUT in milliseconds (absent in histories from before it: one hour). */
   authenticationTimeoutMs?: number;
+  /**
+   * Set by every start since the create got lean: the row and a create's confirm's plan are written by
+   * one local activity, and the payment's expiry timer is armed only once the payment waits. Absent in
+   * histories from before, which replay the steps they took (a version in the input, not `patched()`:
+   * a patch costs every workflow a search-attribute upsert, a visibility write in the server).
+   */
+  leanCreate?: boolean;
   context: RequestContext;
 }
 
@@ -225,6 +232,12 @@ export interface PlanArgs extends PaymentRef {
   context: RequestContext;
 }
 
+/** A create that carries a confirm: the payment to write and the confirm's plan to make, in one step. */
+export interface CreateAndPlanArgs {
+  payment: PaymentInput;
+  plan: PlanArgs;
+}
+
 export interface PlanResult {
   routingPlanId: string;
   /** Empty when no provider can take the payment (the payment is then FAILED: no_eligible_provider). */
@@ -334,6 +347,8 @@ export interface PaymentActivities {
   createPaymentRecord(input: PaymentInput): Promise<RecordedEvents>;
   /** Builds and stores the routing plan, and moves the payment to PROCESSING (or FAILED). Idempotent. */
   planRoute(args: PlanArgs): Promise<PlanResult>;
+  /** Both of the above in one transaction, for a create that carries a confirm; its events are those of both. Idempotent. */
+  createPaymentAndPlanRoute(args: CreateAndPlanArgs): Promise<PlanResult>;
   /** One attempt: the charge row, the provider's authorize (idempotent on the charge id), the outcome. */
   authorizeCharge(args: AttemptArgs): Promise<AttemptResult>;
   /** Settles a charge whose authorize got no answer: by the processor's notification, else by asking it. */

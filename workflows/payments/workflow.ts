@@ -1,6 +1,6 @@
 import {
-  allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler,
-  sleep, upsertSearchAttributes,
+  allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails,
+  setHandler, sleep, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } from '../contract';
 import { mintId } from '../ids';
@@ -9,7 +9,7 @@ import {
   allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CommandResult, ConfirmInput, CreateInput,
   FINAL_PAYMENT_STATUSES, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
-  PendingOperation, paymentQueries, paymentSignals, paymentUpdates,
+  PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates,
 } from './contract';
 import { WorkflowLock } from './lock';
 
@@ -165,6 +165,33 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
 
   setHandler(paymentQueries.state, () => state);
 
+  /** Starts since the create got lean (PaymentInput.leanCreate); histories from before replay as they ran. */
+  const lean = input.leanCreate === true;
+  const planArgs = (confirm: ConfirmInput): PlanArgs => ({
+    ...ref, routingPlanId: mintId('rp'), paymentMethodId: confirm.paymentMethodId,
+    installments: confirm.installments, routing: confirm.routing, context: confirm.context,
+    ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
+  });
+  /**
+   * Writes the payment row, once. A create that carries a confirm, when it comes first (it does: its
+   * handler runs as it is registered, before the workflow's own first step), plans that confirm's route
+   * in the same local activity and answers the plan, whose events then include `payment_intent.created`.
+   */
+  let recording: Promise<PlanResult | undefined> | undefined;
+  const record = (confirm?: ConfirmInput) => recording ??= (async () => {
+    if (confirm && lean) {
+      const plan = await localRecords.createPaymentAndPlanRoute({ payment: input, plan: planArgs(confirm) });
+      created = true;
+      describe();
+      return plan;
+    }
+    const { eventIds } = await localRecords.createPaymentRecord(input);
+    created = true;
+    describe();
+    await publish(eventIds);
+    return undefined;
+  })();
+
   // Answers once the row is written; with a confirm (create and confirm in one request), once that
   // confirm's walk has ended, exactly as the `confirm` update would have. Histories recorded before the
   // argument existed carry none and take the first path unchanged.
@@ -174,10 +201,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       await condition(() => created);
       return { status: state.status };
     }
+    const recorded = lean ? record(confirm) : undefined;
     // Locked from the start: no confirm, capture or cancel can slip in before this confirm's walk.
     return untilCustomerOrEnd(run('confirm', async () => {
+      const plan = await recorded;
       await condition(() => created);
-      return confirmWalk(confirm);
+      return confirmWalk(confirm, plan);
     }));
   });
 
@@ -246,12 +275,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   /** One confirm (under the lock), from the `confirm` update or a `create` that carries one. */
-  async function confirmWalk(args: ConfirmInput): Promise<CommandResult> {
+  async function confirmWalk(args: ConfirmInput, plan?: PlanResult): Promise<CommandResult> {
     // PROCESSING at once for validators and queries; the search attributes follow with the first
     // candidate, in the same workflow task, as one upsert.
     state.status = 'PROCESSING';
     running = 'walk';
-    await walk(args);
+    await walk(args, plan);
     return { status: state.status, outcome: lastOutcome };
   }
 
@@ -282,14 +311,13 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     await publish(result.eventIds);
   }
 
-  /** Walks the routing plan of one confirm. Never throws: the payment always ends the walk in a status. */
-  async function walk(confirm: ConfirmInput): Promise<void> {
+  /**
+   * Walks the routing plan of one confirm (`planned` when the create made it with the row). Never
+   * throws: the payment always ends the walk in a status.
+   */
+  async function walk(confirm: ConfirmInput, planned?: PlanResult): Promise<void> {
     try {
-      const plan = await localRecords.planRoute({
-        ...ref, routingPlanId: mintId('rp'), paymentMethodId: confirm.paymentMethodId,
-        installments: confirm.installments, routing: confirm.routing, context: confirm.context,
-        ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
-      });
+      const plan = planned ?? await localRecords.planRoute(planArgs(confirm));
       state.routingPlanId = plan.routingPlanId;
       state.candidates = plan.candidates.map((c) => ({ providerConfigId: c.providerConfigId, providerId: c.providerId, methodId: c.methodId, estimatedFee: c.estimatedFee }));
       state.currentIndex = undefined;
@@ -427,16 +455,18 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   // The payment row exists before anything else happens; `create` answers once it does.
-  const { eventIds } = await localRecords.createPaymentRecord(input);
-  created = true;
-  describe();
-  await publish(eventIds);
+  await record();
 
   // Each expiry is one durable timer, armed once and never canceled: a finished workflow simply drops it.
   let paymentExpired = false;
   let authExpired = false;
   let authTimerArmed = false;
-  void sleep(input.paymentExpiryMs).then(() => { paymentExpired = true; });
+  const expireAt = (deadline: number) => sleep(Math.max(deadline - Date.now(), 1));
+  // The payment's expiry is armed only once the payment waits in a status it can expire from, counted
+  // from the workflow's start: a create and confirm that succeeds at once never starts a timer (each one
+  // a task in the server). Starts from before the lean create started it here, with the row.
+  let paymentTimerArmed = !lean;
+  if (paymentTimerArmed) void sleep(input.paymentExpiryMs).then(() => { paymentExpired = true; });
   const moment = () => `${state.status}/${lock.isLocked()}/${paymentExpired}/${authExpired}/${notifications.length}/${state.pendingOperation?.operation}`;
   for (;;) {
     if (lock.isLocked()) {
@@ -454,15 +484,21 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     } else if (allows('authExpiry', state.status)) {
       if (!authTimerArmed) {
         authTimerArmed = true;
-        void sleep(Math.max(authorizedAt + input.authExpiryMs - Date.now(), 1)).then(() => { authExpired = true; });
+        void expireAt(authorizedAt + input.authExpiryMs).then(() => { authExpired = true; });
       }
       if (authExpired) {
         await run('authExpiry', () => cancel('authorization_expired'));
         continue;
       }
-    } else if (paymentExpired && allows('paymentExpiry', state.status)) {
-      await run('paymentExpiry', () => cancel('expired'));
-      continue;
+    } else if (allows('paymentExpiry', state.status)) {
+      if (!paymentTimerArmed) {
+        paymentTimerArmed = true;
+        void expireAt(workflowInfo().startTime.getTime() + input.paymentExpiryMs).then(() => { paymentExpired = true; });
+      }
+      if (paymentExpired) {
+        await run('paymentExpiry', () => cancel('expired'));
+        continue;
+      }
     }
     const seen = moment();
     await condition(() => moment() !== seen);
