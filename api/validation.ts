@@ -68,9 +68,10 @@ function nulCharacterAt(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   for (const [key, item] of Object.entries(value)) {
-    const itemPath = `${path}/${printable(key)}`;
-    if (key.includes('\u0000')) return itemPath;
-    const found = nulCharacterAt(item, itemPath);
+    // The path is written out only for a key or value that holds a NUL, not for every field of every request.
+    if (key.includes('\u0000')) return `${path}/${printable(key)}`;
+    if (typeof item === 'string' ? !item.includes('\u0000') : item === null || typeof item !== 'object') continue;
+    const found = nulCharacterAt(item, `${path}/${key}`);
     if (found) return found;
   }
   return undefined;

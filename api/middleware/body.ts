@@ -7,24 +7,27 @@ export const BODY_LIMIT = '1mb';
 
 /** Parses JSON bodies (≤ 1 MiB). A missing body counts as `{}`; anything not JSON is refused. */
 export function jsonBody(): Koa.Middleware {
-  return async (ctx, next) => {
-    if (['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
-      const length = Number(ctx.get('Content-Length') || 0);
-      const chunked = /chunked/i.test(ctx.get('Transfer-Encoding'));
-      if (length === 0 && !chunked) {
-        ctx.request.body = {};
-      } else {
-        if (!ctx.is('application/json', '+json')) throw new ApiError('unsupported_media_type');
-        ctx.request.body = await coBody.json(ctx, { limit: BODY_LIMIT, strict: true });
-        // Before anything walks the body recursively (the Idempotency-Key fingerprint, validation): a
-        // body nested thousands deep would overflow the stack there and answer 500.
-        if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
-          throw ApiError.validation([{ path: 'body', message: `must not nest objects and arrays more than ${MAX_BODY_DEPTH} levels deep` }]);
-        }
-      }
+  // Other methods pass straight through, without a promise of this middleware's own.
+  return (ctx, next) => (BODY_METHODS.has(ctx.method) ? parse(ctx, next) : next());
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+async function parse(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const length = Number(ctx.get('Content-Length') || 0);
+  const chunked = /chunked/i.test(ctx.get('Transfer-Encoding'));
+  if (length === 0 && !chunked) {
+    ctx.request.body = {};
+  } else {
+    if (!ctx.is('application/json', '+json')) throw new ApiError('unsupported_media_type');
+    ctx.request.body = await coBody.json(ctx, { limit: BODY_LIMIT, strict: true });
+    // Before anything walks the body recursively (the Idempotency-Key fingerprint, validation): a
+    // body nested thousands deep would overflow the stack there and answer 500.
+    if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
+      throw ApiError.validation([{ path: 'body', message: `must not nest objects and arrays more than ${MAX_BODY_DEPTH} levels deep` }]);
     }
-    await next();
-  };
+  }
+  await next();
 }
 
 /** Whether objects and arrays nest more than `max` levels (the outermost is level 1); iterative. */

@@ -37,19 +37,23 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
  */
 export function requestMetrics(routers: Router[]): Koa.Middleware {
   return async (ctx, next) => {
-    const end = httpRequestDuration.startTimer();
+    const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const labels = { route: routeOf(ctx, routers), method: METHODS.has(ctx.method) ? ctx.method : 'OTHER', status: String(ctx.status) };
       httpRequests.inc(labels);
-      end(labels);
+      httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     }
   };
 }
 
 /** The template of the route that answers this path and method (see requestMetrics). */
 export function routeOf(ctx: Koa.Context, routers: Router[]): string {
+  // A router that dispatched the request has already matched it: its `_matchedRoute` is the template
+  // the loop below would find (the last route layer for the path and method), without matching again.
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  if (typeof matched === 'string') return matched;
   for (const router of routers) {
     const route = router.match(ctx.path, ctx.method).pathAndMethod.filter((layer) => layer.methods.length > 0).at(-1);
     if (route && typeof route.path === 'string') return route.path;

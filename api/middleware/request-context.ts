@@ -1,6 +1,7 @@
+import { randomFillSync } from 'node:crypto';
 import type Koa from 'koa';
 import { ulid } from 'ulid';
-import { logger } from '../../lib/logger';
+import { logRequest } from '../../lib/logger';
 
 /**
  * The request ids the server answers with: a client's X-Request-Id that matches this is echoed, any
@@ -13,6 +14,21 @@ const CLIENT_REQUEST_ID = new RegExp(REQUEST_ID_PATTERN);
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 
 /**
+ * ulid's own generator asks the CSPRNG for one byte per character (32 calls for the two ids of a
+ * request, a tenth of a read's CPU); this one draws the same bytes from a pool refilled 4 KiB at a time.
+ */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+function pooledRandom(): number {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++] / 256;
+}
+const newUlid = () => ulid(undefined, pooledRandom);
+
+/**
  * Gives every request an id (echoed from X-Request-Id when it matches REQUEST_ID_PATTERN) and a trace id
  * (its span's when tracing is on, else from a W3C traceparent when present), and logs one structured line when the response is done.
  */
@@ -20,9 +36,9 @@ export function requestContext(): Koa.Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
-    const requestId = CLIENT_REQUEST_ID.test(given) ? given : `req_${ulid()}`;
+    const requestId = CLIENT_REQUEST_ID.test(given) ? given : `req_${newUlid()}`;
     // With tracing on, the request's span set it; otherwise the caller's traceparent or a fresh one.
-    const traceId: string = ctx.state.traceId ?? TRACEPARENT.exec(ctx.get('traceparent'))?.[1] ?? ulid().toLowerCase();
+    const traceId: string = ctx.state.traceId ?? TRACEPARENT.exec(ctx.get('traceparent'))?.[1] ?? newUlid().toLowerCase();
     ctx.state.requestId = requestId;
     ctx.state.traceId = traceId;
     ctx.set('X-Request-Id', requestId);
@@ -30,7 +46,7 @@ export function requestContext(): Koa.Middleware {
       await next();
     } finally {
       const principal = ctx.state.principal;
-      logger.info({
+      logRequest({
         request_id: requestId,
         trace_id: traceId,
         method: ctx.method,
@@ -39,7 +55,7 @@ export function requestContext(): Koa.Middleware {
         duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
         actor: principal ? (principal.kind === 'api_key' ? principal.keyId : principal.userId) : undefined,
         reason: ctx.state.errorReason,
-      }, 'request');
+      });
     }
   };
 }

@@ -27,6 +27,9 @@ export interface PaymentIncludes {
  */
 export async function presentPayments(db: Knex, env: Environment, rows: PaymentRow[], flags: PaymentIncludes): Promise<Payment[]> {
   if (!rows.length) return [];
+  if (!flags.include_charges && !flags.include_routing_plans && !flags.include_events && !flags.include_customer) {
+    return rows.map((row) => serializePayment(row));
+  }
   const ids = rows.map((r) => r.id);
   const customerIds = [...new Set(rows.map((r) => r.customer_id).filter((c): c is string => !!c))];
   const withCustomers = flags.include_customer && customerIds.length > 0;
