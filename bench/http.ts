@@ -15,7 +15,7 @@ export type Api = ReturnType<typeof apiClient>;
 
 /** `base` is the API's origin; paths are under /v1. */
 export function apiClient(base: string) {
-  async function send<T>(method: 'GET' | 'POST' | 'PUT', path: string, bearer: string, body?: unknown): Promise<{ data: T }> {
+  async function send<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, bearer: string, body?: unknown): Promise<{ data: T }> {
     const res = await fetch(`${base}/v1${path}`, {
       method,
       headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -29,6 +29,7 @@ export function apiClient(base: string) {
     get: <T = Answer>(path: string, bearer: string) => send<T>('GET', path, bearer),
     post: <T = Answer>(path: string, body: unknown, bearer: string) => send<T>('POST', path, bearer, body),
     put: <T = Answer>(path: string, body: unknown, bearer: string) => send<T>('PUT', path, bearer, body),
+    delete: <T = Answer>(path: string, bearer: string) => send<T>('DELETE', path, bearer),
   };
 }
 

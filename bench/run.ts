@@ -268,6 +268,8 @@ async function main(): Promise<void> {
         });
         return { per_s: perS, floor_per_s: floorPerS, deliveries: WEBHOOK_EVENTS, ratio: round(perS / floorPerS) };
       });
+      // Later scenarios create payments whose events would otherwise be delivered here too.
+      await http.delete(`/webhook-endpoints/${endpoint.id}`, key);
       receiver.server.close();
     }
 
