@@ -5,7 +5,7 @@ import { AddressInfo, createServer as netServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { loadConfig, ROOT_DIR } from '../db/local-state';
 import { startLocalTemporal, TemporalCliMissing } from '../scripts/local-temporal';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
@@ -28,13 +28,13 @@ import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing
  * run and the median of each number to bench/results/latest.json (docs/performance.md#scenarios).
  * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_SCENARIOS (default
  * read,payment,webhooks,memory,list,overhead; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
- * (sequential payments per run, default 80; c16 runs twice as many), BENCH_SECONDS (read duration per
+ * (sequential payments per run, default 60; c16 runs twice as many), BENCH_SECONDS (read duration per
  * run, default 6), BENCH_WEBHOOK_EVENTS (per run, default 150), BENCH_OPEN_PAYMENTS (default 10,000),
  * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts).
  * Scenarios not run keep their last numbers in latest.json, under `earlier` the run they come from.
  */
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 80);
+const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 60);
 const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CONCURRENCY = 16;
 const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 10_000);
@@ -178,9 +178,13 @@ async function main(): Promise<void> {
       return payment.id;
     };
     let floorSeq = 0;
+    // The floor makes its start and update in one call, as our create with confirm does.
     const floorOnce = async () => {
-      const handle = await client.workflow.start(floorPaymentWorkflow, { taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor/${Date.now()}/${floorSeq++}` });
-      await handle.executeUpdate(floorConfirm);
+      await client.workflow.executeUpdateWithStart(floorConfirm, {
+        startWorkflowOperation: new WithStartWorkflowOperation(floorPaymentWorkflow, {
+          taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor/${Date.now()}/${floorSeq++}`, workflowIdConflictPolicy: 'FAIL',
+        }),
+      });
     };
 
     log('bench: warming up');
