@@ -52,8 +52,10 @@ export function requestMetrics(routers: Router[]): Koa.Middleware {
 export function routeOf(ctx: Koa.Context, routers: Router[]): string {
   // A router that dispatched the request has already matched it: its `_matchedRoute` is the template
   // the loop below would find (the last route layer for the path and method), without matching again.
+  // A request a router-level middleware answered (a 429) carries that middleware's pattern instead
+  // (`/v1(?:\/|$)`); route templates never hold a parenthesis, so those fall through to the match below.
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  if (typeof matched === 'string') return matched;
+  if (typeof matched === 'string' && !matched.includes('(')) return matched;
   for (const router of routers) {
     const route = router.match(ctx.path, ctx.method).pathAndMethod.filter((layer) => layer.methods.length > 0).at(-1);
     if (route && typeof route.path === 'string') return route.path;
