@@ -42,6 +42,7 @@ export const ERRORS = {
   key_not_managed: { status: 422, message: 'Only managed keys can be regenerated.' },
   last_owner: { status: 422, message: 'The last owner of an account cannot be removed.' },
   unknown_provider_adapter: { status: 422, message: 'No adapter exists for that provider identifier.' },
+  invalid_pagination: { status: 422, message: 'These pagination parameters do not name a place in this list.' },
   // 429
   rate_limited: { status: 429, message: 'Too many requests.' },
   // 5xx

@@ -125,14 +125,22 @@ async function runCreate(client: Client, deps: ApiDeps, input: PaymentInput, con
   }
 }
 
+/**
+ * 422 `invalid_pagination`: each parameter is well-formed (the schema passed it), but together or for
+ * this account they name no place in the list.
+ */
+function paginationError(path: string, message: string): ApiError {
+  return new ApiError('invalid_pagination', `${path}: ${message}`, { fields: [{ path, message }] });
+}
+
 /** Where a payments list starts: one cursor at most, and a cursor leaves no page number to go to. */
 function listStart(query: { page?: number; starting_after?: string; ending_before?: string }): PaymentListStart {
   const { page, starting_after: after, ending_before: before } = query;
   if (after !== undefined && before !== undefined) {
-    throw ApiError.validation([{ path: 'query/ending_before', message: 'give starting_after or ending_before, not both' }]);
+    throw paginationError('query/ending_before', 'give starting_after or ending_before, not both');
   }
   if ((after ?? before) !== undefined && page !== undefined) {
-    throw ApiError.validation([{ path: 'query/page', message: 'not with starting_after or ending_before' }]);
+    throw paginationError('query/page', 'not with starting_after or ending_before');
   }
   if (after !== undefined) return { startingAfter: after };
   if (before !== undefined) return { endingBefore: before };
@@ -336,6 +344,7 @@ export const paymentRoutes = [
     tag: 'Payments',
     summary: 'List payments, newest first',
     permission: 'payment:read',
+    errors: ['invalid_pagination'],
     envelope: 'paginated',
     message: 'Payments retrieved',
     query: Obj({
@@ -354,7 +363,7 @@ export const paymentRoutes = [
       const listed = await listPayments(deps.db, env, scope.account.id, { status: query.status, customer_id: query.customer_id }, start, query.limit ?? 10);
       if (!listed) {
         const cursor = 'startingAfter' in start ? 'starting_after' : 'ending_before';
-        throw ApiError.validation([{ path: `query/${cursor}`, message: 'no such payment in this account' }]);
+        throw paginationError(`query/${cursor}`, 'no such payment in this account');
       }
       return {
         data: await presentPayments(deps.db, env, listed.rows, query),

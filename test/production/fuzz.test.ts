@@ -108,6 +108,9 @@ describe.skipIf(!st && !process.env.CI)('API fuzzing with Schemathesis', () => {
       // One worker: with two threads, Hypothesis' lambda descriptions hit CPython 3.11's non-thread-safe ast.parse.
       '--workers', '1',
       '--request-timeout', '20',
+      // Hypothesis' health check on how many generated values a strategy filters out, not a finding: the
+      // rule operations' condition grammar tripped it in some runs and passed in others under the same seed.
+      '--suppress-health-check', 'filter_too_much',
       '--report', 'json', '--report-json-path', report,
       '--no-color',
     ];
