@@ -11,6 +11,8 @@ export async function withHeartbeat<T>(work: Promise<T>): Promise<T> {
   } catch {
     return work; // called outside an activity
   }
+  // A local activity has no heartbeat: the worker keeps its workflow task alive instead.
+  if (ctx.info.isLocal) return work;
   const timer = setInterval(() => ctx!.heartbeat(), 1000);
   try {
     return await work;

@@ -14,7 +14,7 @@ import { ApiError } from '../lib/errors';
 import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from './contract';
 
 /** gRPC status codes (fixed by the gRPC protocol) that mean something here. */
-const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
+const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 } as const;
 
 /** gRPC connection options for a cluster or Temporal Cloud (API key and/or mTLS), shared by client and worker. */
 export function connectionOptions(config: Config, address: string): ConnectionOptions & { apiKey?: string } {
@@ -85,6 +85,32 @@ function grpcCode(err: unknown): number | undefined {
 /** True when the workflow does not exist, or has completed (an update or signal to it then finds nothing). */
 export function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || grpcCode(err) === GRPC.NOT_FOUND;
+}
+
+/**
+ * True when the server aborted an update because the workflow task that took it failed before it was
+ * recorded (WorkflowNotReady, FAILED_PRECONDITION): typically a task that closed the workflow while a
+ * processor's notification came in (UnhandledCommand). Nothing of that task is in the history, so the
+ * update can be sent again: it runs again, and what it does is idempotent (the same ids are minted, and
+ * an attempt finds the charge the first run made).
+ */
+export function isAbortedUpdate(err: unknown): boolean {
+  if (grpcCode(err) !== GRPC.FAILED_PRECONDITION) return false;
+  return [...causes(err)].some((e) => /workflow task failure/i.test(e instanceof Error ? e.message : ''));
+}
+
+/** How many times an update the server aborted (isAbortedUpdate) is sent in all. */
+const UPDATE_SENDS = 5;
+
+/** Sends an update (or an update-with-start) again while the server aborts it (isAbortedUpdate). */
+export async function resendingAborted<T>(send: () => Promise<T>): Promise<T> {
+  for (let sent = 1; ; sent++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (sent >= UPDATE_SENDS || !isAbortedUpdate(err)) throw err;
+    }
+  }
 }
 
 /** True when Temporal could not be reached or did not answer (not when it answered with a refusal). */

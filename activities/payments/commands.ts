@@ -44,6 +44,9 @@ async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; re
     // Canceled (or expired): no card bound to the payment will ever be charged.
     await eraseSingleUseCards(trx, env, args.paymentId);
     if (status === 'CANCELED') return { eventIds: [] };
+    // Money was taken: a SUCCEEDED payment is never canceled, whatever the workflow believes (one whose
+    // confirm the server aborted after the charge, and nobody sent again, may still reach its expiry).
+    if (status === 'SUCCEEDED') return { eventIds: [] };
     if (args.chargeId && voidExchange) await updateCharge(trx, env, args.chargeId, { status: 'VOIDED', exchanges: [voidExchange] });
     const payment = await updatePayment(trx, env, args.paymentId, {
       status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null, next_action: null,

@@ -221,6 +221,7 @@ export const paymentRoutes = [
         paymentExpiryMs: deps.config.paymentExpiryMs,
         authenticationTimeoutMs: deps.config.authenticationTimeoutMs,
         leanCreate: true,
+        authorizeInTask: true,
         context: workflowContext(ctx, principal),
       };
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);

@@ -63,9 +63,12 @@ describe('creating and confirming in one request', () => {
     // One update (`create`, carrying the confirm) and nothing secret in the history.
     const events = (await history(res.body.data.id)).events ?? [];
     expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
-    // The row and the plan in one local activity, and no expiry timer for a payment that succeeded at once.
+    // One workflow task: the row and the plan in one local activity, the authorization in another, and
+    // no expiry timer for a payment that succeeded at once; no activity round trip through the server.
     const localActivities = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-    expect(localActivities).toHaveLength(1);
+    expect(localActivities).toHaveLength(2);
+    expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
     expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(0);
     const decoded = JSON.stringify(events).replace(/"data":"([A-Za-z0-9+/=]+)"/g, (_m, b64: string) => Buffer.from(b64, 'base64').toString('utf8'));
     expect(decoded).not.toContain(CARDS.visa);

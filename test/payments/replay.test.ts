@@ -33,6 +33,9 @@ describe('replaying recorded workflow histories', () => {
     expect(files).toEqual(expect.arrayContaining(['payment-lean-create-and-confirm.json', 'payment-lean-create-and-confirm-declined.json', 'payment-lean-approved.json']));
     for (const name of ['notified', 'returned', 'failed', 'timeout', 'canceled']) expect(files).toContain(`payment-authentication-${name}.json`);
     expect(files).toEqual(expect.arrayContaining(['payment-step-up.json', 'payment-no-second-challenge.json']));
+    for (const path of ['create-and-confirm', 'lean-create-and-confirm-declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge']) {
+      expect(files).toContain(`payment-in-task-${path}.json`);
+    }
   });
 
   it('replays every one against the current workflow code', async () => {
@@ -151,6 +154,11 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
         return id;
       },
     };
+    // Since authorizations run inside the workflow task (PaymentInput.authorizeInTask): an approval, a
+    // decline, a cascade, a 3-D Secure challenge and a step-up, each with its attempts as local activities.
+    for (const path of ['create-and-confirm', 'lean-create-and-confirm-declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge']) {
+      scenarios[`payment-in-task-${path}`] = scenarios[`payment-${path}`];
+    }
     mkdirSync(DIR, { recursive: true });
     const client = await stack.deps.temporal();
     for (const [name, run] of Object.entries(scenarios).filter(([name]) => recorded(name))) {

@@ -9,7 +9,7 @@ import {
   Client, WithStartWorkflowOperation, WorkflowExecutionDescription, WorkflowHandle, WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { ApiError } from '../../lib/errors';
-import { applicationFailure, isNotFound, temporalUiLink } from '../client';
+import { applicationFailure, isNotFound, resendingAborted, temporalUiLink } from '../client';
 import { type Environment, SEARCH_ATTRIBUTES, TASK_QUEUES } from '../contract';
 import {
   CancelInput, CaptureInput, CommandResult, ConfirmInput, PAYMENT_FAILURES, PaymentInput, PaymentState, paymentQueries, paymentUpdates,
@@ -44,7 +44,8 @@ export class PaymentWorkflowClosedError extends ApiError {
  * run (it fails with WorkflowExecutionAlreadyStartedError: see `isAlreadyStarted`).
  */
 export function startPayment(client: Client, input: PaymentInput, confirm?: ConfirmInput): Promise<CommandResult> {
-  return client.workflow.executeUpdateWithStart(paymentUpdates.create, {
+  // Sent again when the server aborts it: the workflow has started, so the next send finds it.
+  return resendingAborted(() => client.workflow.executeUpdateWithStart(paymentUpdates.create, {
     updateId: 'create',
     args: confirm ? [{ confirm }] : [],
     startWorkflowOperation: new WithStartWorkflowOperation(paymentWorkflow, {
@@ -62,7 +63,7 @@ export function startPayment(client: Client, input: PaymentInput, confirm?: Conf
       staticSummary: `${(input.amount / 100).toFixed(2)} ${input.currency} · ${input.accountId} · ${input.paymentId}`,
       staticDetails: `Payment ${input.paymentId} of account ${input.accountId} (${input.environment}), ${input.amount} ${input.currency} minor units, auto_capture=${input.autoCapture}.`,
     }),
-  });
+  }));
 }
 
 /**
@@ -102,7 +103,7 @@ async function command(
 
 /** Confirms a payment: answers when the walk ends, or PROCESSING after 10 s (see untilWalkEnds). */
 export function confirmPayment(client: Client, paymentId: string, input: ConfirmInput, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(handle.executeUpdate(paymentUpdates.confirm, { args: [input] })));
+  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(resendingAborted(() => handle.executeUpdate(paymentUpdates.confirm, { args: [input] }))));
 }
 
 /**
@@ -110,17 +111,17 @@ export function confirmPayment(client: Client, paymentId: string, input: Confirm
  * when it has, or PROCESSING after 10 s (the walk goes on regardless).
  */
 export function returnFromAuthentication(client: Client, paymentId: string, chargeId: string, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(handle.executeUpdate(paymentUpdates.authenticationReturn, { args: [{ chargeId }] })));
+  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(resendingAborted(() => handle.executeUpdate(paymentUpdates.authenticationReturn, { args: [{ chargeId }] }))));
 }
 
 /** Captures an AUTHORIZED payment, in full or in part. */
 export function capturePayment(client: Client, paymentId: string, input: CaptureInput, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => handle.executeUpdate(paymentUpdates.capture, { args: [input] }));
+  return command(client, paymentId, statusOf, (handle) => resendingAborted(() => handle.executeUpdate(paymentUpdates.capture, { args: [input] })));
 }
 
 /** Cancels a payment (voiding an authorization). */
 export function cancelPayment(client: Client, paymentId: string, input: CancelInput, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => handle.executeUpdate(paymentUpdates.cancel, { args: [input] }));
+  return command(client, paymentId, statusOf, (handle) => resendingAborted(() => handle.executeUpdate(paymentUpdates.cancel, { args: [input] })));
 }
 
 /** The payment workflow's live `state` query. */

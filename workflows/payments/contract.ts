@@ -104,6 +104,12 @@ export interface PaymentInput {
    * a patch costs every workflow a search-attribute upsert, a visibility write in the server).
    */
   leanCreate?: boolean;
+  /**
+   * Set by every start since authorizations moved into the workflow task: each attempt of a confirm's
+   * walk (`authorizeCharge`) runs as a local activity. Absent in histories from before, which replay
+   * the scheduled activities they recorded.
+   */
+  authorizeInTask?: boolean;
   context: RequestContext;
 }
 

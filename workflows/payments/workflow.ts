@@ -42,6 +42,23 @@ const providers = proxyActivities<PaymentActivities>({
   },
 });
 
+/**
+ * The authorization attempts of a walk (PaymentInput.authorizeInTask), as local activities: run by the
+ * worker inside the workflow task that reached them, so an approved payment takes one workflow task
+ * instead of two, and no activity round trip through the server. What makes `providers` safe holds here
+ * too: the attempt is idempotent (the charge id is its processor idempotency key, and the charge row is
+ * written before the call), and a worker that dies mid-call loses its workflow task, which the next
+ * worker runs again with the same charge id (see mintAt), noticed within the workflow task timeout
+ * instead of the heartbeat timeout. Same timeout, same retries, same non-retryable failures.
+ */
+const attemptsInTask = proxyLocalActivities<PaymentActivities>({
+  startToCloseTimeout: '2m',
+  retry: {
+    initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s',
+    nonRetryableErrorTypes: [PAYMENT_ACTIVITY_FAILURES.notFound, PAYMENT_ACTIVITY_FAILURES.captureDeclined],
+  },
+});
+
 const RECONCILE_MAX_DELAY_MS = 5 * 60_000;
 /** AUTHENTICATION_TIMEOUT for payments created before it was part of the input. */
 const DEFAULT_AUTHENTICATION_TIMEOUT_MS = 60 * 60_000;
@@ -167,8 +184,17 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
 
   /** Starts since the create got lean (PaymentInput.leanCreate); histories from before replay as they ran. */
   const lean = input.leanCreate === true;
+  /** Where a walk's authorization attempts run (PaymentInput.authorizeInTask); histories from before replay as they ran. */
+  const inTask = input.authorizeInTask === true;
+  const attempts = inTask ? attemptsInTask : providers;
+  /**
+   * The time part of the charge and plan ids. A local activity's ids are minted inside the workflow task
+   * that runs it, and a retried task (its worker died) must mint them alike: from the workflow's start
+   * (see mintId), or the next worker would charge again under a new idempotency key.
+   */
+  const mintAt = () => (inTask ? workflowInfo().startTime.getTime() : Date.now());
   const planArgs = (confirm: ConfirmInput): PlanArgs => ({
-    ...ref, routingPlanId: mintId('rp'), paymentMethodId: confirm.paymentMethodId,
+    ...ref, routingPlanId: mintId('rp', mintAt()), paymentMethodId: confirm.paymentMethodId,
     installments: confirm.installments, routing: confirm.routing, context: confirm.context,
     ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
   });
@@ -342,7 +368,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
           ? { ...(stepUp ? { requested: true } : {}), ...(authenticatedBy ? { authenticatedBy } : {}) }
           : undefined;
         const args: AttemptArgs = {
-          ...ref, chargeId: mintId('ch'), routingPlanId: plan.routingPlanId, attemptNo, candidate,
+          ...ref, chargeId: mintId('ch', mintAt()), routingPlanId: plan.routingPlanId, attemptNo, candidate,
           paymentMethodId: confirm.paymentMethodId, capture: input.autoCapture,
           lastCandidate: i === plan.candidates.length - 1, context: confirm.context,
           ...(attemptNo !== i + 1 ? { candidateIndex: i } : {}),
@@ -352,7 +378,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
         const attempt = { chargeId: args.chargeId, attemptNo: args.attemptNo, providerConfigId: candidate.providerConfigId, outcome: 'pending' as const };
         state.attempts.push(attempt);
         stepUp = false;
-        let result = await providers.authorizeCharge(args);
+        let result = await attempts.authorizeCharge(args);
         if (result.outcome === 'unknown') result = await reconcile(args, attempt);
         if (result.outcome === 'requires_action') {
           setStatus(result.paymentStatus);
