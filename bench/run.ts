@@ -30,7 +30,8 @@ import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing
  * read,payment,webhooks,memory,list,overhead; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
  * (sequential payments per run, default 60; c16 runs twice as many), BENCH_SECONDS (read duration per
  * run, default 6), BENCH_WEBHOOK_EVENTS (per run, default 150), BENCH_OPEN_PAYMENTS (default 10,000),
- * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts).
+ * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts), BENCH_NODE_ARGS (node flags for the
+ * processes it starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  * Scenarios not run keep their last numbers in latest.json, under `earlier` the run they come from.
  */
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -58,7 +59,10 @@ async function freePort(): Promise<number> {
 }
 
 function launch(script: string, env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_ARGS: flags for every process the bench starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  // (Node refuses --cpu-prof in NODE_OPTIONS).
+  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
+  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(proc);
   return new Promise((resolve, reject) => {
     let out = '';

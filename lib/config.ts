@@ -49,6 +49,12 @@ export interface Config {
   workerMetricsPort: number;
   /** Workflows a worker keeps in memory per task queue; evicted ones are replayed from history when needed. */
   workerMaxCachedWorkflows: number;
+  /**
+   * WORKER_WORKFLOW_HEAP_MB: the V8 heap limit of the worker's workflow threads (0 = V8's default, a
+   * share of the machine's memory). A limit makes V8 collect before it grows: the cached workflows need
+   * far less (docs/performance.md#worker-memory).
+   */
+  workerWorkflowHeapMb: number;
   /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */
   stuckPaymentThresholdMs: number;
   /** Per-credential request rate on /v1: RATE_LIMIT_RPS sustained, RATE_LIMIT_BURST on top; rps 0 = off. */
@@ -208,6 +214,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
     workerMetricsPort,
     workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
+    workerWorkflowHeapMb: count('WORKER_WORKFLOW_HEAP_MB', env.WORKER_WORKFLOW_HEAP_MB, 1024),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
     rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },
   };

@@ -1,4 +1,5 @@
 import './start-tracing';
+import { setFlagsFromString } from 'node:v8';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
 import { exitOnConfigError } from '../lib/config';
 import { loadConfig } from '../db/local-state';
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
   const metrics = metricsPort ? await startWorkerMetrics(metricsPort, db) : undefined;
   const address = config.temporal.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions(config, address));
+  // Read by every isolate created from here on: the workflow threads the workers start below.
+  if (config.workerWorkflowHeapMb > 0) setFlagsFromString(`--max-old-space-size=${config.workerWorkflowHeapMb}`);
   const workers = await createWorkers({
     db, config, connection, namespace: config.temporal.namespace,
     // A pre-built bundle elsewhere than dist/ (the test suite's, for worker processes it kills and restarts).
