@@ -3,18 +3,102 @@
  * Temporal, the link into its UI, and Temporal's failures read by type (docs/architecture.md). Client
  * side only: never imported by workflow code, which runs in Temporal's sandbox.
  */
+import type { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import {
   ApplicationFailure, Client, Connection, ConnectionOptions, isGrpcServiceError, ServiceError,
   WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import type { Config } from '../lib/config';
+import type { ConnectionCtorOptions, RPCImplOptions } from '@temporalio/client/lib/connection';
 import { workflowClientInterceptors } from '../telemetry/tracing';
 import { ApiError } from '../lib/errors';
 import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from './contract';
 
 /** gRPC status codes (fixed by the gRPC protocol) that mean something here. */
 const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 } as const;
+
+/**
+ * The connection: Temporal's `Connection`, without the AsyncLocalStorage it would otherwise switch on
+ * for the whole process.
+ *
+ * Temporal's `Connection` keeps the context of a service call (the namespace header, a deadline, an
+ * abort signal, metadata) in an AsyncLocalStorage, entered by `withMetadata`, `withDeadline`,
+ * `withAbortSignal` and `withApiKey`. On Node 20 the first `run` of any AsyncLocalStorage installs
+ * promise hooks for the rest of the process's life, so after the API's first payment every promise of
+ * every request (a payment read makes dozens) paid for a context nothing on that request reads: about
+ * 20 µs of a read's 145 µs of CPU (docs/performance.md#the-read-path).
+ *
+ * The SDK itself only ever enters that context around a service call it makes at once: the namespace
+ * header around each WorkflowService method, the connect deadline around `getSystemInfo`. A scope that
+ * holds the context for the synchronous part of the callback gives those calls exactly what they had.
+ * What it cannot carry is a context across an `await` (`withDeadline(d, async () => { await x; await
+ * client.workflow.start(…) })`): such a call is refused with an error rather than silently made
+ * without its deadline or metadata. Nothing in Switchboard calls those methods; pass a deadline or an
+ * abort signal per call instead.
+ */
+type CallContext = NonNullable<ReturnType<Connection['callContextStorage']['getStore']>>;
+
+/** The part of AsyncLocalStorage the connection uses, held for the synchronous extent of a callback. */
+export class CallScope {
+  private store: CallContext | undefined;
+  /** How many times a service call (or a `with…` method) has read the context: see `run`. */
+  private reads = 0;
+
+  getStore(): CallContext | undefined {
+    this.reads++;
+    return this.store;
+  }
+
+  run<R>(store: CallContext, fn: () => R): R {
+    const outer = this.store;
+    const readsBefore = this.reads;
+    this.store = store;
+    try {
+      const result = fn();
+      // Every use in the SDK makes its service call before returning; a callback that did not read the
+      // context would make its calls later, after an await, without it.
+      if (this.reads === readsBefore) {
+        throw new Error('A Temporal call context (deadline, metadata, abort signal) only holds for a service call made '
+          + 'at once inside the callback, not after an await (workflows/connection.ts).');
+      }
+      return result;
+    } finally {
+      this.store = outer;
+    }
+  }
+
+  disable(): void {
+    this.store = undefined;
+  }
+}
+
+const scopes = new WeakMap<object, CallScope>();
+
+/** The scope that stands in for one connection's AsyncLocalStorage (the SDK makes one per connection). */
+function scopeFor(storage: object): AsyncLocalStorage<CallContext> {
+  let scope = scopes.get(storage);
+  if (!scope) {
+    scope = new CallScope();
+    scopes.set(storage, scope);
+  }
+  return scope as unknown as AsyncLocalStorage<CallContext>;
+}
+
+/**
+ * A `Connection` whose service calls and `with…` methods share a CallScope in place of the
+ * AsyncLocalStorage the SDK creates (and never enters: the storage is only ever created, so no promise
+ * hooks are installed). `Connection.connect`, `lazy` and `close` work as documented.
+ */
+export class ScopedConnection extends Connection {
+  protected static override generateRPCImplementation(options: RPCImplOptions): ReturnType<typeof Connection['generateRPCImplementation']> {
+    return super.generateRPCImplementation({ ...options, callContextStorage: scopeFor(options.callContextStorage) });
+  }
+
+  protected constructor(options: ConnectionCtorOptions) {
+    super({ ...options, callContextStorage: scopeFor(options.callContextStorage) });
+  }
+}
 
 /** gRPC connection options for a cluster or Temporal Cloud (API key and/or mTLS), shared by client and worker. */
 export function connectionOptions(config: Config, address: string): ConnectionOptions & { apiKey?: string } {
@@ -38,7 +122,7 @@ export function connectionOptions(config: Config, address: string): ConnectionOp
  */
 export async function connectClient(config: Config, address: string): Promise<Client> {
   try {
-    const connection = await Connection.connect({ ...connectionOptions(config, address), connectTimeout: '5s' });
+    const connection = await ScopedConnection.connect({ ...connectionOptions(config, address), connectTimeout: '5s' });
     return new Client({ connection, namespace: config.temporal.namespace, interceptors: { workflow: workflowClientInterceptors() } });
   } catch (err) {
     if (err instanceof ServiceError) throw err;
