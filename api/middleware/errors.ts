@@ -3,7 +3,11 @@ import { logger } from '../../lib/logger';
 import { ApiError, errorBody } from '../errors';
 import { temporalUnavailableError } from '../../workflows/client';
 
-const PG_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+/**
+ * Postgres out of reach or out of room: the connection refused, cut or timed out, the server shutting
+ * down (57P0x), a connection failure (08xxx), or every connection slot taken (53300 too_many_connections).
+ */
+const PG_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
 
 /** Maps anything thrown below to an ApiError; unknown errors become a logged 500 with no internals. */
 export function toApiError(err: unknown, requestId?: string): ApiError {

@@ -5,6 +5,7 @@ import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../su
 import { card, CARDS, createPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
 import { sleep, TcpProxy } from './support';
+import { createDb } from '../../db/knex';
 
 const OUTAGE_MS = 4000;
 
@@ -100,4 +101,38 @@ describe('Postgres unavailable for a few seconds', () => {
     expect(after.body.data.status).toBe('SUCCEEDED');
     console.log(`postgres outage: ${OUTAGE_MS} ms; payments all SUCCEEDED ${recoveredMs} ms after it returned; the create sent meanwhile answered ${command.status}`);
   }, 120_000);
+});
+
+/**
+ * Postgres up but refusing new connections (`too many clients`, SQLSTATE 53300: every connection slot
+ * taken by other processes) is the database being unavailable, not a fault of ours: 503, never a 500.
+ * The API here connects as a role whose connection limit is 0, which Postgres refuses the same way.
+ */
+describe('Postgres refusing connections (too many clients)', () => {
+  const role = `sb_full_${process.pid}_${Date.now()}`;
+  let stack: TestStack;
+  let admin: TestStack['db'];
+
+  beforeAll(async () => {
+    const url = new URL(inject('databaseUrl'));
+    admin = createDb(url.toString(), { max: 1 });
+    await admin.raw(`CREATE ROLE "${role}" LOGIN CONNECTION LIMIT 0`);
+    url.username = role;
+    url.password = '';
+    stack = await startStack({ DATABASE_URL: url.toString() });
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await admin?.raw(`DROP ROLE IF EXISTS "${role}"`);
+    await admin?.destroy();
+  });
+
+  it('answers 503 database_unavailable with Retry-After', async () => {
+    const read = await stack.http.get('/v1/payments/pay_01M88D78TNTW8T3ECFB0HSBAQ1').set(bearer('sk_test_00000000000000000000000000000000'));
+    expect(read.status, JSON.stringify(read.body)).toBe(503);
+    expect(read.body.error.details.reason).toBe('database_unavailable');
+    expect(Number(read.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(read.body)).not.toMatch(/too many|role|53300/i);
+  });
 });
