@@ -24,8 +24,10 @@ const TYPES: Record<string, string> = {
  */
 export function serveDashboard(dir = DASHBOARD_DIR): Koa.Middleware {
   const root = resolve(dir);
-  return async (ctx, next) => {
-    if (ctx.path !== '/dashboard' && !ctx.path.startsWith('/dashboard/')) return next();
+  // Every other request passes straight through, without a promise of this middleware's own.
+  return (ctx, next) => ((ctx.path === '/dashboard' || ctx.path.startsWith('/dashboard/')) ? serve(ctx, next) : next());
+
+  async function serve(ctx: Koa.Context, next: Koa.Next): Promise<unknown> {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Referrer-Policy', 'no-referrer');
@@ -60,5 +62,5 @@ export function serveDashboard(dir = DASHBOARD_DIR): Koa.Middleware {
     ctx.length = statSync(served).size;
     if (ctx.method === 'HEAD') ctx.status = 200;
     else ctx.body = createReadStream(served);
-  };
+  }
 }

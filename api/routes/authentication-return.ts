@@ -22,9 +22,11 @@ const MAX_PARAM_LENGTH = 8192;
  * `payment_intent=<id>` and `redirect_status`, or sees a page saying the payment is complete.
  */
 export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
-  return async (ctx, next) => {
-    const match = PATH.exec(ctx.path);
-    if (!match || (ctx.method !== 'GET' && ctx.method !== 'POST')) return next();
+  // Every other request passes straight through, without a promise of this middleware's own.
+  return (ctx, next) => ((ctx.method === 'GET' || ctx.method === 'POST') && PATH.test(ctx.path) ? complete(ctx) : next());
+
+  async function complete(ctx: Koa.Context): Promise<void> {
+    const match = PATH.exec(ctx.path)!;
     ctx.state.routeTemplate = '/v1/payments/:id/authentication-return';
     const paymentId = decodeURIComponent(match[1]);
     const chargeId = typeof ctx.query.charge === 'string' ? ctx.query.charge : '';
@@ -61,7 +63,7 @@ export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
         ? ['Payment not completed', 'The payment could not be completed. You can close this window and try again.']
         : ['Payment processing', 'Your payment is being processed. You can close this window.'];
     page(ctx, 200, title, text);
-  };
+  }
 }
 
 async function findPaymentAnywhere(deps: ApiDeps, paymentId: string): Promise<{ payment: PaymentRow; env: Environment } | undefined> {

@@ -63,8 +63,10 @@ async function targetOf(deps: ApiDeps, opened: Opened, event: ProcessorEvent): P
  * unreachable → 503, so the processor sends the event again and it is delivered then.
  */
 export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
-  return async (ctx, next) => {
-    if (!ctx.path.startsWith(PROVIDER_WEBHOOK_PATH)) return next();
+  // Every other request passes straight through, without a promise of this middleware's own.
+  return (ctx, next) => (ctx.path.startsWith(PROVIDER_WEBHOOK_PATH) ? receive(ctx) : next());
+
+  async function receive(ctx: Koa.Context): Promise<void> {
     const configId = ctx.path.slice(PROVIDER_WEBHOOK_PATH.length);
     ctx.state.routeTemplate = `${PROVIDER_WEBHOOK_PATH}:provider_config_id`;
     if (ctx.method !== 'POST') throw new ApiError('method_not_allowed', undefined, {}, { Allow: 'POST' });
@@ -88,7 +90,7 @@ export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
     ctx.status = verdict.reply.status;
     ctx.type = verdict.reply.contentType;
     ctx.body = verdict.reply.body;
-  };
+  }
 }
 
 /** Stores one event (once) and signals its workflow, unless an earlier delivery of it did. */
