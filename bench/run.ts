@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, createServer as netServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -37,6 +37,8 @@ import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 60);
 const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+/** Each read run alternates its sides in this many slices (see readInTurns). */
+const READ_SLICES = 3;
 const CONCURRENCY = 16;
 const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 10_000);
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 150);
@@ -58,28 +60,38 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Where the processes the bench starts write their output (a directory in the bench's scratch space). */
+let logDir = tmpdir();
+
+/**
+ * Starts `dist/<script>` with its stdout and stderr going to a file, as a deployment writing its logs to
+ * a file or a journal would: a pipe read by this process (busy driving the load on the same two cores)
+ * filled up, and pino's synchronous writes then waited 100 ms for room each time — a request-logging
+ * cost no deployment with a log reader that keeps up would see. `ready` is a line to wait for.
+ */
 function launch(script: string, env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
   // BENCH_NODE_ARGS: flags for every process the bench starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // (Node refuses --cpu-prof in NODE_OPTIONS).
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
-  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logFile = join(logDir, `${children.length}-${script.replace(/[/.]/g, '-')}.log`);
+  const out = openSync(logFile, 'a');
+  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  closeSync(out);
   children.push(proc);
+  const output = () => readFileSync(logFile, 'utf8');
   return new Promise((resolve, reject) => {
-    let out = '';
-    let started = !ready;
-    if (started) resolve(proc);
-    // Keep draining after readiness: a child blocked on a full pipe would distort the numbers.
-    const onData = (c: Buffer) => {
-      if (started) return;
-      out += c.toString();
-      if (out.includes(ready)) {
+    let started = false;
+    const check = setInterval(() => {
+      if (!ready || output().includes(ready)) {
         started = true;
+        clearInterval(check);
         resolve(proc);
       }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`${script} exited (${code}):\n${out.slice(-2000)}`)));
+    }, ready ? 100 : 0);
+    proc.once('exit', (code) => {
+      clearInterval(check);
+      if (!started) reject(new Error(`${script} exited (${code}):\n${output().slice(-2000)}`));
+    });
   });
 }
 
@@ -112,11 +124,19 @@ async function repeat<T extends Record<string, number>>(name: string, measure: (
   return { runs, median: medianOf(runs) };
 }
 
+/** CPU time (user + system) a process has used so far, in ms (clock ticks are 10 ms on Linux). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
 const rssMb = (pid: number) => round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const scratch = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+  logDir = join(scratch, 'logs');
+  mkdirSync(logDir);
   const stops: (() => Promise<unknown>)[] = [];
   const started = performance.now();
   try {
@@ -156,8 +176,8 @@ async function main(): Promise<void> {
     await waitHttp(`http://127.0.0.1:${simPort}/healthz`);
     const worker = await launch('worker/main.js', { ...env, LOG_LEVEL: 'info' }, 'worker started');
     // Request logging on, as in production: the read ratio includes it.
-    await launch('api/main.js', { ...env, PORT: String(apiPort), LOG_LEVEL: 'info' }, '');
-    await launch('bench/baseline-read.js', { ...env, PORT: String(basePort) }, 'baseline listening');
+    const apiProc = await launch('api/main.js', { ...env, PORT: String(apiPort), LOG_LEVEL: 'info' }, '');
+    const baseProc = await launch('bench/baseline-read.js', { ...env, PORT: String(basePort) }, 'baseline listening');
     await launch('bench/floor/worker.js', env, 'floor worker started');
     const api = `http://127.0.0.1:${apiPort}`;
     await waitHttp(`${api}/healthz`);
@@ -197,22 +217,52 @@ async function main(): Promise<void> {
     // Set up now so that a build without adaptive routing fails before the other scenarios, not after them.
     const routingScenario = SCENARIOS.has('routing') ? await prepareRoutingScenario({ api: http, token, provider, log }) : undefined;
     const paymentId = await payOnce();
-    const cannon = async (target: string, headers: Record<string, string> = {}) => {
-      const result = await autocannon({ url: target, connections: 32, duration: READ_SECONDS, headers });
-      if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    const cannon = async (target: string, headers: Record<string, string> = {}, seconds = READ_SECONDS) => {
+      const result = await autocannon({ url: target, connections: 32, duration: seconds, headers });
+      if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors`);
       return result;
     };
-    const readOurs = (origin: string) => cannon(`${origin}/v1/payments/${paymentId}`, { authorization: `Bearer ${key}` });
+    const readPath = `/v1/payments/${paymentId}`;
+    const readOurs = (origin: string) => cannon(`${origin}${readPath}`, { authorization: `Bearer ${key}` });
+    /**
+     * Reads each server in turns, READ_SLICES slices of READ_SECONDS / READ_SLICES each (the order
+     * reversed every other slice), so that every side sees the same machine: on a shared 2-core VM one
+     * side measured a minute after the other moved the ratio by ±0.2. Per side: requests per second over
+     * its slices, the worst slice's p99, and the CPU its server process spent per answered request (what
+     * the sides compete on; a throughput ratio also moves with the share Postgres and the load generator take).
+     */
+    const readInTurns = async (sides: { url: string; pid: number; headers?: Record<string, string> }[]) => {
+      const totals = sides.map(() => ({ requests: 0, seconds: 0, cpuMs: 0, p99: 0 }));
+      for (let slice = 0; slice < READ_SLICES; slice++) {
+        const order = sides.map((_, i) => i);
+        if (slice % 2) order.reverse();
+        for (const i of order) {
+          const before = cpuMs(sides[i].pid);
+          const result = await cannon(sides[i].url, sides[i].headers, READ_SECONDS / READ_SLICES);
+          const total = totals[i];
+          total.cpuMs += cpuMs(sides[i].pid) - before;
+          total.requests += result.requests.total;
+          total.seconds += result.duration;
+          total.p99 = Math.max(total.p99, result.latency.p99);
+        }
+      }
+      return totals.map((t) => ({ rps: round(t.requests / t.seconds), p99_ms: t.p99, cpu_us: round((t.cpuMs * 1000) / t.requests) }));
+    };
+    const bearer = { authorization: `Bearer ${key}` };
 
     const measured: Record<string, unknown> = {};
     if (SCENARIOS.has('read')) {
-      await readOurs(api);
+      const sides = [
+        { url: `${api}${readPath}`, pid: apiProc.pid!, headers: bearer },
+        { url: `http://127.0.0.1:${basePort}/payments/${paymentId}`, pid: baseProc.pid! },
+      ];
+      // Both warmed up first (the baseline's first run used to be its slowest, flattering ours).
+      for (const side of sides) await cannon(side.url, side.headers);
       measured.read = await repeat('read', async () => {
-        const ours = await readOurs(api);
-        const base = await cannon(`http://127.0.0.1:${basePort}/payments/${paymentId}`);
+        const [ours, base] = await readInTurns(sides);
         return {
-          rps: round(ours.requests.average), p99_ms: ours.latency.p99, baseline_rps: round(base.requests.average),
-          baseline_p99_ms: base.latency.p99, ratio: round(ours.requests.average / base.requests.average),
+          rps: ours.rps, p99_ms: ours.p99_ms, baseline_rps: base.rps, baseline_p99_ms: base.p99_ms, ratio: round(ours.rps / base.rps),
+          cpu_us_per_request: ours.cpu_us, baseline_cpu_us_per_request: base.cpu_us,
         };
       });
     }
@@ -299,24 +349,33 @@ async function main(): Promise<void> {
     }
 
     if (SCENARIOS.has('overhead')) {
-      // The same API with request metrics off, and with tracing on (spans over OTLP to a local sink).
-      const [plainPort, tracedPort] = await Promise.all([freePort(), freePort()]);
+      // Each per-request layer on and off: the API as shipped read in turns with the same API with request
+      // metrics off, with request logging off (LOG_LEVEL=warn), and with tracing on (spans over OTLP to a
+      // local sink). One variant at a time: every API process holds a pool of 20 Postgres connections.
       const collector = await sink();
-      await launch('bench/api-variant.js', { ...env, PORT: String(plainPort), LOG_LEVEL: 'info', BENCH_METRICS: 'off' }, 'api variant listening');
-      await launch('bench/api-variant.js', { ...env, PORT: String(tracedPort), LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, 'api variant listening');
-      const plain = `http://127.0.0.1:${plainPort}`;
-      const traced = `http://127.0.0.1:${tracedPort}`;
-      await readOurs(plain);
-      await readOurs(traced);
-      measured.overhead = await repeat('overhead (read path: metrics off / on, tracing on)', async () => {
-        const off = (await readOurs(plain)).requests.average;
-        const on = (await readOurs(api)).requests.average;
-        const tracing = (await readOurs(traced)).requests.average;
-        return {
-          metrics_off_rps: round(off), metrics_on_rps: round(on), tracing_on_rps: round(tracing),
-          metrics_cost: round(1 - on / off), tracing_cost: round(1 - tracing / on),
-        };
-      });
+      const variants = {
+        metrics_off: { BENCH_METRICS: 'off', LOG_LEVEL: 'info' },
+        logging_off: { LOG_LEVEL: 'warn' },
+        tracing_on: { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+      };
+      const shipped = { url: `${api}${readPath}`, pid: apiProc.pid!, headers: bearer };
+      const overhead: Record<string, Repeated<Record<string, number>>> = {};
+      for (const [name, variantEnv] of Object.entries(variants)) {
+        const port = await freePort();
+        const proc = await launch('bench/api-variant.js', { ...env, ...variantEnv, PORT: String(port) }, 'api variant listening');
+        const variant = { url: `http://127.0.0.1:${port}${readPath}`, pid: proc.pid!, headers: bearer };
+        await cannon(variant.url, bearer);
+        overhead[name] = await repeat(`overhead: shipped vs ${name.replace('_', ' ')}`, async () => {
+          const [ours, other] = await readInTurns([shipped, variant]);
+          return {
+            shipped_rps: ours.rps, variant_rps: other.rps, shipped_cpu_us: ours.cpu_us, variant_cpu_us: other.cpu_us,
+            // What the layer costs the shipped API (metrics, logging), or what tracing adds to it.
+            cost: round(name === 'tracing_on' ? 1 - other.rps / ours.rps : 1 - ours.rps / other.rps),
+          };
+        });
+        await new Promise((resolve) => { proc.once('exit', resolve); proc.kill('SIGTERM'); });
+      }
+      measured.overhead = overhead;
       collector.server.close();
     }
 
@@ -361,6 +420,7 @@ function table(measured: Record<string, unknown>): string[] {
   const runsOf = (r: Repeated<Record<string, number>>, field: string) => r.runs.map((x) => x[field]).join(' / ');
   const read = measured.read as Repeated<Record<string, number>> | undefined;
   if (read) row('read (32 conn)', `${read.median.rps} req/s vs ${read.median.baseline_rps} bare → ${read.median.ratio}`, TARGETS.read, runsOf(read, 'ratio'));
+  if (read?.median.cpu_us_per_request) row('read CPU', `${read.median.cpu_us_per_request} µs vs ${read.median.baseline_cpu_us_per_request} µs bare per request`, '', runsOf(read, 'cpu_us_per_request'));
   const payment = measured.payment as Record<string, Repeated<Record<string, number>>> | undefined;
   for (const c of ['c1', 'c16'] as const) {
     const run = payment?.[c];
@@ -372,10 +432,11 @@ function table(measured: Record<string, unknown>): string[] {
   if (memory) row('memory', `worker RSS ${memory.median.worker_rss_mb} MB, ${memory.median.open_payments} open payments`, TARGETS.memory, runsOf(memory, 'worker_rss_mb'));
   const list = measured.list as (Repeated<Record<string, number>> & { payments: number }) | undefined;
   if (list) row('list', `p99 ${list.median.p99_ms} ms, p50 ${list.median.p50_ms} ms, ${list.median.rps} req/s (${list.payments} payments)`, TARGETS.list, runsOf(list, 'p99_ms'));
-  const overhead = measured.overhead as Repeated<Record<string, number>> | undefined;
-  if (overhead) {
-    row('metrics cost', `${overhead.median.metrics_cost} of read throughput (${overhead.median.metrics_off_rps} → ${overhead.median.metrics_on_rps} req/s)`, '', runsOf(overhead, 'metrics_cost'));
-    row('tracing cost', `${overhead.median.tracing_cost} of read throughput (${overhead.median.metrics_on_rps} → ${overhead.median.tracing_on_rps} req/s)`, '', runsOf(overhead, 'tracing_cost'));
+  const overhead = measured.overhead as Record<string, Repeated<Record<string, number>>> | undefined;
+  for (const [name, layer] of Object.entries(overhead ?? {})) {
+    const m = layer.median;
+    const what = name === 'tracing_on' ? 'tracing adds' : `${name.replace('_off', '')} costs`;
+    row(name.replace('_', ' '), `${what} ${m.cost} of read throughput (shipped ${m.shipped_rps} req/s, ${m.shipped_cpu_us} µs; ${name.replace('_', ' ')} ${m.variant_rps} req/s, ${m.variant_cpu_us} µs)`, '', runsOf(layer, 'cost'));
   }
   return lines;
 }
