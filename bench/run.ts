@@ -10,6 +10,7 @@ import { loadConfig, ROOT_DIR } from '../db/local-state';
 import { startLocalTemporal, TemporalCliMissing } from '../scripts/local-temporal';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { signDevToken } from '../lib/tokens';
+import { workerNodeArgs } from '../lib/config';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres } from '../db/embedded';
 import { appendEvents } from '../db/events';
@@ -69,13 +70,13 @@ let logDir = tmpdir();
  * filled up, and pino's synchronous writes then waited 100 ms for room each time — a request-logging
  * cost no deployment with a log reader that keeps up would see. `ready` is a line to wait for.
  */
-function launch(script: string, env: NodeJS.ProcessEnv, ready: string): Promise<ChildProcess> {
+function launch(script: string, env: NodeJS.ProcessEnv, ready: string, args: string[] = []): Promise<ChildProcess> {
   // BENCH_NODE_ARGS: flags for every process the bench starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // (Node refuses --cpu-prof in NODE_OPTIONS).
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
   const logFile = join(logDir, `${children.length}-${script.replace(/[/.]/g, '-')}.log`);
   const out = openSync(logFile, 'a');
-  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  const proc = spawn(process.execPath, [...args, ...nodeArgs, join(ROOT_DIR, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
   closeSync(out);
   children.push(proc);
   const output = () => readFileSync(logFile, 'utf8');
@@ -174,7 +175,8 @@ async function main(): Promise<void> {
     };
     await launch('simulator/main.js', { ...env, SIMULATOR_PORT: String(simPort) }, '');
     await waitHttp(`http://127.0.0.1:${simPort}/healthz`);
-    const worker = await launch('worker/main.js', { ...env, LOG_LEVEL: 'info' }, 'worker started');
+    // Started as npm start and the image start it: with the main thread's heap limit (WORKER_HEAP_MB).
+    const worker = await launch('worker/main.js', { ...env, LOG_LEVEL: 'info' }, 'worker started', workerNodeArgs(config));
     // Request logging on, as in production: the read ratio includes it.
     const apiProc = await launch('api/main.js', { ...env, PORT: String(apiPort), LOG_LEVEL: 'info' }, '');
     const baseProc = await launch('bench/baseline-read.js', { ...env, PORT: String(basePort) }, 'baseline listening');
@@ -223,7 +225,6 @@ async function main(): Promise<void> {
       return result;
     };
     const readPath = `/v1/payments/${paymentId}`;
-    const readOurs = (origin: string) => cannon(`${origin}${readPath}`, { authorization: `Bearer ${key}` });
     /**
      * Reads each server in turns, READ_SLICES slices of READ_SECONDS / READ_SLICES each (the order
      * reversed every other slice), so that every side sees the same machine: on a shared 2-core VM one

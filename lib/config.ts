@@ -55,6 +55,13 @@ export interface Config {
    * far less (docs/performance.md#worker-memory).
    */
   workerWorkflowHeapMb: number;
+  /**
+   * WORKER_HEAP_MB: the V8 old-space limit of the worker's main thread, where activities (local ones
+   * included) and the SDK's side of every task run (0 = V8's default, a share of the machine's memory).
+   * A heap limit is fixed when the process starts, so launchers pass it as `--max-old-space-size`
+   * (`workerNodeArgs`); the worker warns when it was started without it (docs/performance.md#worker-memory).
+   */
+  workerHeapMb: number;
   /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */
   stuckPaymentThresholdMs: number;
   /** Per-credential request rate on /v1: RATE_LIMIT_RPS sustained, RATE_LIMIT_BURST on top; rps 0 = off. */
@@ -215,7 +222,13 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     workerMetricsPort,
     workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
     workerWorkflowHeapMb: count('WORKER_WORKFLOW_HEAP_MB', env.WORKER_WORKFLOW_HEAP_MB, 1024),
+    workerHeapMb: count('WORKER_HEAP_MB', env.WORKER_HEAP_MB, 256),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
     rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },
   };
+}
+
+/** The Node flags a worker process is started with: its main thread's heap limit (WORKER_HEAP_MB). */
+export function workerNodeArgs(config: Pick<Config, 'workerHeapMb'>): string[] {
+  return config.workerHeapMb > 0 ? [`--max-old-space-size=${config.workerHeapMb}`] : [];
 }

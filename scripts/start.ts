@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig, ROOT_DIR } from '../db/local-state';
 import { startLocalTemporal, LocalTemporal, TemporalCliMissing, TemporalExecutable } from './local-temporal';
 import { signDevToken } from '../lib/tokens';
+import { workerNodeArgs } from '../lib/config';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres, EmbeddedPg } from '../db/embedded';
 import { DEMO_USER, DEMO_WORKSPACE, seedDemo } from './seed';
@@ -93,8 +94,8 @@ async function main(): Promise<void> {
     TEMPORAL_UI_URL: temporalUi,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
-  const launch = (name: string, script: string, env: NodeJS.ProcessEnv = {}) => {
-    const proc = spawn(process.execPath, [join(ROOT_DIR, 'dist', script)], {
+  const launch = (name: string, script: string, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []) => {
+    const proc = spawn(process.execPath, [...nodeArgs, join(ROOT_DIR, 'dist', script)], {
       env: { ...childEnv, SB_PROCESS: name, ...env },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
   await db.destroy();
   step('demo workspace ready');
 
-  launch('worker', 'worker/main.js');
+  launch('worker', 'worker/main.js', {}, workerNodeArgs(config));
   const api = launch('api', 'api/main.js');
   const apiUrl = `http://localhost:${config.port}`;
   await waitForHttp(`${apiUrl}/healthz`, api);

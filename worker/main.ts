@@ -1,5 +1,5 @@
 import './start-tracing';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime } from '@temporalio/worker';
 import { exitOnConfigError } from '../lib/config';
 import { loadConfig } from '../db/local-state';
@@ -27,6 +27,12 @@ async function main(): Promise<void> {
   const metrics = metricsPort ? await startWorkerMetrics(metricsPort, db) : undefined;
   const address = config.temporal.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions(config, address));
+  // The main thread's limit is the process's start flag (workerNodeArgs): say so when it is missing.
+  const heapLimitMb = getHeapStatistics().heap_size_limit / 1048576;
+  if (config.workerHeapMb > 0 && heapLimitMb > config.workerHeapMb * 1.5) {
+    logger.warn({ heap_limit_mb: Math.round(heapLimitMb), worker_heap_mb: config.workerHeapMb },
+      `the worker was started without --max-old-space-size=${config.workerHeapMb} (WORKER_HEAP_MB): its heap grows toward V8's default limit`);
+  }
   // Read by every isolate created from here on: the workflow threads the workers start below.
   if (config.workerWorkflowHeapMb > 0) setFlagsFromString(`--max-old-space-size=${config.workerWorkflowHeapMb}`);
   const workers = await createWorkers({
