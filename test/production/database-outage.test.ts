@@ -116,9 +116,10 @@ describe('Postgres refusing connections (too many clients)', () => {
   beforeAll(async () => {
     const url = new URL(inject('databaseUrl'));
     admin = createDb(url.toString(), { max: 1 });
-    await admin.raw(`CREATE ROLE "${role}" LOGIN CONNECTION LIMIT 0`);
+    // With a password, so that servers which authenticate (the embedded one) get as far as the limit.
+    await admin.raw(`CREATE ROLE "${role}" LOGIN PASSWORD 'full' CONNECTION LIMIT 0`);
     url.username = role;
-    url.password = '';
+    url.password = 'full';
     stack = await startStack({ DATABASE_URL: url.toString() });
   });
 
