@@ -51,8 +51,8 @@ export interface Config {
   workerMaxCachedWorkflows: number;
   /**
    * WORKER_WORKFLOW_HEAP_MB: the V8 heap limit of the worker's workflow threads (0 = V8's default, a
-   * share of the machine's memory). A limit makes V8 collect before it grows: the cached workflows need
-   * far less (docs/performance.md#worker-memory).
+   * share of the machine's memory). A bound only: it made no measurable difference to the worker's
+   * memory, which grows on the main thread (WORKER_HEAP_MB; docs/performance.md#worker-memory).
    */
   workerWorkflowHeapMb: number;
   /**

@@ -60,7 +60,7 @@ export class CallScope {
       // context would make its calls later, after an await, without it.
       if (this.reads === readsBefore) {
         throw new Error('A Temporal call context (deadline, metadata, abort signal) only holds for a service call made '
-          + 'at once inside the callback, not after an await (workflows/connection.ts).');
+          + 'at once inside the callback, not after an await (ScopedConnection in workflows/client.ts).');
       }
       return result;
     } finally {
