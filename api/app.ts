@@ -46,18 +46,31 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
     ctx.body = openapi;
   });
 
-  const v1 = new Router({ prefix: '/v1' });
-  v1.use(async (ctx, next) => {
+  // One router per resource (the path's first segment below /v1), chosen by `dispatch`: a request is
+  // matched against its resource's few routes, not all of them, and the other routers never run.
+  const authenticate: Koa.Middleware = async (ctx, next) => {
     ctx.state.principal = await deps.auth.authenticate(ctx.get('Authorization') || undefined, ctx.ip);
     await next();
-  });
-  v1.use(rateLimit(deps.config.rateLimit));
-  // The Idempotency-Key is handled inside each route, once the route has admitted the credential.
-  for (const route of routes) v1[route.method](route.path, routeMiddleware(route, deps));
+  };
+  const limit = rateLimit(deps.config.rateLimit);
+  const v1 = new Map<string, Router>();
+  for (const route of routes) {
+    const segment = resourceOf(route.path);
+    let router = v1.get(segment);
+    if (!router) {
+      router = new Router({ prefix: '/v1' });
+      router.use(authenticate);
+      router.use(limit);
+      v1.set(segment, router);
+    }
+    // The Idempotency-Key is handled inside each route, once the route has admitted the credential.
+    router[route.method](route.path, routeMiddleware(route, deps));
+  }
+  const routers = [open, ...v1.values()];
 
   // Tracing, when on, wraps everything: the request's span is the root of the payment's trace.
-  if (currentTracing()) app.use(traceRequests([open, v1]));
-  if (options.metrics !== false) app.use(requestMetrics([open, v1]));
+  if (currentTracing()) app.use(traceRequests(routers));
+  if (options.metrics !== false) app.use(requestMetrics(routers));
   app.use(requestContext());
   app.use(errorHandler());
   app.use(serveDashboard());
@@ -66,17 +79,43 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
   // The customer's browser back from 3-D Secure (no credentials; GET, or POST with a form).
   app.use(authenticationReturn(deps));
   app.use(jsonBody());
-  app.use(open.routes());
-  app.use(v1.routes());
-  app.use(methodNotAllowed(v1));
+  app.use(dispatch(open, v1));
+  app.use(methodNotAllowed(open));
   return app;
+}
+
+/** `/payments/:id/refunds` → `payments`: the resource a route belongs to (its router). */
+function resourceOf(path: string): string {
+  const segment = path.split('/')[1] ?? '';
+  if (!segment || segment.startsWith(':')) throw new Error(`${path}: a route's path starts with its resource's name`);
+  return segment.toLowerCase();
+}
+
+/**
+ * Hands a request to the router of its resource (`/v1/<resource>/…`), or to the open routes (health,
+ * metrics, the OpenAPI document) when no resource router has that name. Routers match paths without
+ * regard to case, and so does this choice.
+ */
+function dispatch(open: Router, v1: Map<string, Router>): Koa.Middleware {
+  // Koa runs router middleware as any other (app.use takes them so).
+  const openRoutes = open.routes() as unknown as Koa.Middleware;
+  const resources = new Map([...v1].map(([segment, router]) => [segment, router.routes() as unknown as Koa.Middleware]));
+  return (ctx, next) => {
+    const path = ctx.path;
+    if (path.length > 4 && path.charCodeAt(3) === 47 /* / */ && path.slice(0, 3).toLowerCase() === '/v1') {
+      const end = path.indexOf('/', 4);
+      const resource = resources.get(path.slice(4, end === -1 ? undefined : end).toLowerCase());
+      if (resource) return resource(ctx, next);
+    }
+    return openRoutes(ctx, next);
+  };
 }
 
 /**
  * A known path asked with another method: 405 `method_not_allowed` with `Allow` listing the path's
  * methods (RFC 9110 requires it), in the error envelope. The router's own answer (405, or 501 for a
  * method it does not implement at all, such as TRACE) is only read for its Allow; OPTIONS keeps the
- * router's 200 with Allow. The routers fill `ctx.matched` together, so the open routes count too.
+ * router's 200 with Allow. Whichever router ran filled `ctx.matched`; any router's allowedMethods reads it.
  */
 function methodNotAllowed(router: Router): Koa.Middleware {
   const allowedMethods = router.allowedMethods() as unknown as Koa.Middleware;
