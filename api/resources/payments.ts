@@ -167,7 +167,7 @@ export interface PaymentEmbeds {
 
 /** A payment, with the embeds it is given (and only those). */
 export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): Payment {
-  return {
+  const payment: Payment = {
     object: 'payment',
     id: row.id,
     account_id: row.account_id,
@@ -194,12 +194,15 @@ export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): P
     metadata: row.metadata ?? {},
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
-    ...(embeds.charges ? { charges: embeds.charges.map(serializeCharge) } : {}),
-    ...(embeds.customer !== undefined ? { customer: embeds.customer } : {}),
-    ...(embeds.routing_plans ? { routing_plans: embeds.routing_plans } : {}),
-    ...(embeds.events ? { events: embeds.events } : {}),
-    ...(embeds.temporal ? { temporal: embeds.temporal } : {}),
   };
+  // Added one by one rather than spread into the literal: a literal with spreads is built property by
+  // property at run time, every read (see docs/performance.md#the-read-path).
+  if (embeds.charges) payment.charges = embeds.charges.map(serializeCharge);
+  if (embeds.customer !== undefined) payment.customer = embeds.customer;
+  if (embeds.routing_plans) payment.routing_plans = embeds.routing_plans;
+  if (embeds.events) payment.events = embeds.events;
+  if (embeds.temporal) payment.temporal = embeds.temporal;
+  return payment;
 }
 
 /**

@@ -396,7 +396,8 @@ export const paymentRoutes = [
       }
       const { row, env } = await findVisiblePayment(deps, access, params.id);
       const [payment] = await presentPayments(deps.db, env, [row], query);
-      return { data: { ...payment, temporal: paymentWorkflowLink(deps.config, row.id) } };
+      payment.temporal = paymentWorkflowLink(deps.config, row.id);
+      return { data: payment };
     },
   }),
 ];
