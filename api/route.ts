@@ -123,7 +123,13 @@ const EMPTY_OBJECT_BODY = bodyValidator<Record<string, unknown>>(Type.Object({},
  */
 export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
   const idempotent = idempotency(deps.db, deps.config.apiKeyPepper, deps.vault);
-  return async (ctx) => {
+  const replayable = async (ctx: Koa.Context, principal: Principal, access: Access): Promise<void> => {
+    await access.admit();
+    await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps));
+  };
+  // Not an async function: a read goes from here to its handler without a promise of this layer's own
+  // (a refusal thrown here becomes the request's error all the same: Koa's compose catches it).
+  return (ctx) => {
     const principal = ctx.state.principal as Principal;
     if (principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE' && !route.publishable) {
       throw new ApiError('publishable_key_not_allowed');
@@ -135,8 +141,8 @@ export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
       throw new ApiError('insufficient_permissions', 'This needs a user token, not an API key.', { required: 'user_token' });
     }
     const access = new Access(deps.db, principal, route.permission, deps.accountCache, namedAccountId(route, ctx));
-    if (idempotencyKeyOf(ctx)) await access.admit();
-    await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps));
+    // Without an Idempotency-Key (every read) there is nothing to claim: the handler runs directly.
+    return idempotencyKeyOf(ctx) ? replayable(ctx, principal, access) : runHandler(route, ctx, principal, access, deps);
   };
 }
 
@@ -146,7 +152,7 @@ async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, 
   // The named account is checked here for every account-scoped route, before the body and the handler:
   // naming an account the caller cannot act for is 403 whatever the rest of the request says. Handlers
   // get the account through `access` only, so account_id is not in their query.
-  await access.namedAccount();
+  if (access.namedAccountId) await access.namedAccount();
   const query: Record<string, unknown> = { ...validated };
   delete query.account_id;
   const hasBody = route.method !== 'get' && route.method !== 'delete';

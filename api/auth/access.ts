@@ -72,7 +72,7 @@ export class Access {
   /** The owner of a resource found by id: 404 if the caller cannot see it or named another account. */
   async forResource(accountId: string, what = 'resource'): Promise<AccountScope> {
     const p = this.principal;
-    const named = await this.namedAccount();
+    const named = this.namedAccountId ? await this.namedAccount() : undefined;
     if (named && named.account.id !== accountId) throw ApiError.notFound(what);
     if (p.kind === 'api_key' && accountId !== p.accountId) throw ApiError.notFound(what);
     const scope = named ?? await this.scope(accountId);
