@@ -15,14 +15,7 @@ export const logger = pino({
     ],
     censor: '[redacted]',
   },
-}, pino.destination({
-  // Lines are written in batches of up to 8 KiB, and at least every 250 ms: with pino's default (a write
-  // whenever the last one is done, one per few lines under load) the API spent ~10 µs more per read on
-  // handing writes to libuv's threads (docs/performance.md#the-read-path). pino writes what is buffered
-  // synchronously when the process exits, an uncaught exception included; a SIGKILL or an out-of-memory
-  // abort loses up to the last 250 ms.
-  dest: 1, sync: false, minLength: 8192, periodicFlush: 250,
-}));
+});
 
 export type Logger = typeof logger;
 
