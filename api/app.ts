@@ -26,7 +26,9 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
   app.silent = true;
   const openapi = buildOpenApi(routes);
 
-  const open = new Router();
+  // Paths are matched with their case (a router's default is without, which its prefix middleware
+  // did not follow: /V1/… reached a route without authentication and answered 500).
+  const open = new Router({ sensitive: true });
   open.get('/healthz', (ctx) => {
     ctx.body = { message: 'ok', success: true, data: { status: 'ok' } };
   });
@@ -58,7 +60,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
     const segment = resourceOf(route.path);
     let router = v1.get(segment);
     if (!router) {
-      router = new Router({ prefix: '/v1' });
+      router = new Router({ prefix: '/v1', sensitive: true });
       router.use(authenticate);
       router.use(limit);
       v1.set(segment, router);
@@ -88,13 +90,12 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
 function resourceOf(path: string): string {
   const segment = path.split('/')[1] ?? '';
   if (!segment || segment.startsWith(':')) throw new Error(`${path}: a route's path starts with its resource's name`);
-  return segment.toLowerCase();
+  return segment;
 }
 
 /**
  * Hands a request to the router of its resource (`/v1/<resource>/…`), or to the open routes (health,
- * metrics, the OpenAPI document) when no resource router has that name. Routers match paths without
- * regard to case, and so does this choice.
+ * metrics, the OpenAPI document) when no resource router has that name.
  */
 function dispatch(open: Router, v1: Map<string, Router>): Koa.Middleware {
   // Koa runs router middleware as any other (app.use takes them so).
@@ -102,9 +103,9 @@ function dispatch(open: Router, v1: Map<string, Router>): Koa.Middleware {
   const resources = new Map([...v1].map(([segment, router]) => [segment, router.routes() as unknown as Koa.Middleware]));
   return (ctx, next) => {
     const path = ctx.path;
-    if (path.length > 4 && path.charCodeAt(3) === 47 /* / */ && path.slice(0, 3).toLowerCase() === '/v1') {
+    if (path.startsWith('/v1/')) {
       const end = path.indexOf('/', 4);
-      const resource = resources.get(path.slice(4, end === -1 ? undefined : end).toLowerCase());
+      const resource = resources.get(path.slice(4, end === -1 ? undefined : end));
       if (resource) return resource(ctx, next);
     }
     return openRoutes(ctx, next);

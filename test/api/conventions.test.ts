@@ -173,6 +173,32 @@ describe('envelopes and errors', () => {
     expectError(await stack.http.delete('/v1/accounts').set(bearer(merchant.token)), 405, 'method_not_allowed');
   });
 
+  it('routes by resource: exact paths, a trailing slash, unknown paths under a known resource', async () => {
+    // Each resource has its own router (api/app.ts).
+    const [plain, slash] = await Promise.all([
+      stack.http.get('/v1/accounts').set(bearer(merchant.token)),
+      stack.http.get('/v1/accounts/').set(bearer(merchant.token)),
+    ]);
+    expect([plain.status, slash.status]).toEqual([200, 200]);
+    expect(slash.body.data).toEqual(plain.body.data);
+    // Paths are matched with their case: routers match without it by default, and their prefix
+    // middleware (authentication) did not follow, so /V1/… reached the route unauthenticated and got 500.
+    for (const path of ['/V1/accounts', '/v1/Accounts', '/V1/openapi.json']) {
+      expectError(await stack.http.get(path).set(bearer(merchant.token)), 404, 'route_not_found');
+    }
+    // A path no route has, under a resource that exists: 404 before authentication, as any unknown path.
+    expectError(await stack.http.get('/v1/accounts/acct_x/nowhere').set(bearer(merchant.token)), 404, 'route_not_found');
+    expectError(await stack.http.get('/v1/accounts/acct_x/nowhere'), 404, 'route_not_found');
+    expectError(await stack.http.get('/v1/nowhere'), 404, 'route_not_found');
+    // A known route without credentials is authenticated (401), whichever router holds it.
+    expectError(await stack.http.get('/v1/accounts'), 401, 'missing_authorization');
+    // The open routes under /v1 are not a resource: the OpenAPI document, and 405 with its Allow.
+    expect((await stack.http.get('/v1/openapi.json')).status).toBe(200);
+    const post = await stack.http.post('/v1/openapi.json');
+    expectError(post, 405, 'method_not_allowed');
+    expect(post.headers.allow).toContain('GET');
+  });
+
   it('serves liveness, readiness and the OpenAPI document without credentials', async () => {
     expect((await stack.http.get('/healthz')).body).toMatchObject({ success: true });
     expect((await stack.http.get('/readyz')).body).toMatchObject({ success: true, data: { database: true, temporal: true } });
