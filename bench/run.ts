@@ -67,8 +67,8 @@ let logDir = tmpdir();
 /**
  * Starts `dist/<script>` with its stdout and stderr going to a file, as a deployment writing its logs to
  * a file or a journal would: a pipe read by this process (busy driving the load on the same two cores)
- * filled up, and pino's synchronous writes then waited 100 ms for room each time — a request-logging
- * cost no deployment with a log reader that keeps up would see. `ready` is a line to wait for.
+ * filled up, and pino's writes then waited 100 ms for room each time (sonic-boom's EAGAIN retry) — a
+ * request-logging cost no deployment with a log reader that keeps up would see. `ready` is a line to wait for.
  */
 function launch(script: string, env: NodeJS.ProcessEnv, ready: string, args: string[] = []): Promise<ChildProcess> {
   // BENCH_NODE_ARGS: flags for every process the bench starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`

@@ -23,12 +23,14 @@ const MAX_PARAM_LENGTH = 8192;
  */
 export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
   // Every other request passes straight through, without a promise of this middleware's own.
-  return (ctx, next) => ((ctx.method === 'GET' || ctx.method === 'POST') && PATH.test(ctx.path) ? complete(ctx) : next());
+  return (ctx, next) => {
+    const match = ctx.method === 'GET' || ctx.method === 'POST' ? PATH.exec(ctx.path) : null;
+    return match ? complete(ctx, match[1]) : next();
+  };
 
-  async function complete(ctx: Koa.Context): Promise<void> {
-    const match = PATH.exec(ctx.path)!;
+  async function complete(ctx: Koa.Context, encodedPaymentId: string): Promise<void> {
     ctx.state.routeTemplate = '/v1/payments/:id/authentication-return';
-    const paymentId = decodeURIComponent(match[1]);
+    const paymentId = decodeURIComponent(encodedPaymentId);
     const chargeId = typeof ctx.query.charge === 'string' ? ctx.query.charge : '';
     const found = looksLikeId(paymentId, 'pay') && looksLikeId(chargeId, 'ch') ? await findPaymentAnywhere(deps, paymentId) : undefined;
     const charge = found && await findCharge(deps.db, found.env, chargeId);
