@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,10 @@ describe('Temporal server restarted mid-flight', () => {
     await sim?.close();
     await receiver?.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps its store in write-ahead mode (each commit synced, no rollback journal per transaction)', () => {
+    expect(existsSync(`${dbFile}-wal`)).toBe(true);
   });
 
   it('completes every payment, refund and delivery exactly once', async () => {
