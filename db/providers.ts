@@ -254,61 +254,66 @@ export interface RoutingInputs {
 
 /**
  * The account's active provider configs with their fees and rules, and the providers (with methods)
- * they use, in the shape `buildRoutingPlan` takes. One query per table, read in one repeatable-read
- * snapshot so that a rule or fee written meanwhile is seen whole or not at all.
+ * they use, in the shape `buildRoutingPlan` takes. One query per table, read in one snapshot so that a
+ * rule or fee written meanwhile is seen whole or not at all: a repeatable-read transaction of its own,
+ * or the caller's transaction, whose isolation is then the caller's to choose (a savepoint inside it
+ * would add two statements and no isolation; the create-and-plan transaction is repeatable read).
  */
 export async function loadRoutingInputs(db: Knex, env: Environment, accountId: string): Promise<RoutingInputs> {
-  return db.transaction(async (trx) => {
-    const configRows: ProviderConfigRow[] = await trx(envTable(env, 'payment_provider_configs'))
-      .where({ account_id: accountId, deleted: false })
-      .orderBy('created_at', 'asc').orderBy('id', 'asc')
-      .select(CONFIG_COLUMNS);
-    if (configRows.length === 0) return { configs: [], providers: [] };
-    const configIds = configRows.map((c) => c.id);
-    const providerIds = [...new Set(configRows.map((c) => c.payment_provider_id))];
-    const providerRows: Pick<PaymentProviderRow, 'id' | 'name' | 'identifier'>[] =
-      await trx(envTable(env, 'payment_providers')).whereIn('id', providerIds).select('id', 'name', 'identifier');
-    const methodRows: ProviderMethodRow[] =
-      await trx(envTable(env, 'payment_provider_methods')).whereIn('payment_provider_id', providerIds).orderBy('id');
-    const methodsByProvider = groupBy(methodRows, 'payment_provider_id');
-    const { fees: feesByConfig, rules: rulesByConfig } = await feesAndRulesOf(trx, env, configIds, 'id');
-    return {
-      configs: configRows.map((c) => ({
-        id: c.id,
-        account_id: c.account_id,
-        payment_provider_id: c.payment_provider_id,
-        name: c.name,
-        merchant_capabilities: c.merchant_capabilities ?? {},
-        deleted: c.deleted,
-        created_at: c.created_at.toISOString(),
-        updated_at: c.updated_at.toISOString(),
-        rules: (rulesByConfig.get(c.id) ?? []).map((r) => ({ id: r.id, conditions: r.conditions })),
-        fees: (feesByConfig.get(c.id) ?? []).map((f) => ({
-          id: f.id,
-          payment_provider_method_id: f.payment_provider_method_id,
-          installment_count: f.installment_count,
-          volume_fee: Number(f.volume_fee),
-          fixed_fee: Number(f.fixed_fee),
-          fixed_fee_currency: f.fixed_fee_currency,
-        })),
+  if (db.isTransaction) return readRoutingInputs(db, env, accountId);
+  return db.transaction((trx) => readRoutingInputs(trx, env, accountId), { isolationLevel: 'repeatable read', readOnly: true });
+}
+
+async function readRoutingInputs(trx: Knex, env: Environment, accountId: string): Promise<RoutingInputs> {
+  const configRows: ProviderConfigRow[] = await trx(envTable(env, 'payment_provider_configs'))
+    .where({ account_id: accountId, deleted: false })
+    .orderBy('created_at', 'asc').orderBy('id', 'asc')
+    .select(CONFIG_COLUMNS);
+  if (configRows.length === 0) return { configs: [], providers: [] };
+  const configIds = configRows.map((c) => c.id);
+  const providerIds = [...new Set(configRows.map((c) => c.payment_provider_id))];
+  const providerRows: Pick<PaymentProviderRow, 'id' | 'name' | 'identifier'>[] =
+    await trx(envTable(env, 'payment_providers')).whereIn('id', providerIds).select('id', 'name', 'identifier');
+  const methodRows: ProviderMethodRow[] =
+    await trx(envTable(env, 'payment_provider_methods')).whereIn('payment_provider_id', providerIds).orderBy('id');
+  const methodsByProvider = groupBy(methodRows, 'payment_provider_id');
+  const { fees: feesByConfig, rules: rulesByConfig } = await feesAndRulesOf(trx, env, configIds, 'id');
+  return {
+    configs: configRows.map((c) => ({
+      id: c.id,
+      account_id: c.account_id,
+      payment_provider_id: c.payment_provider_id,
+      name: c.name,
+      merchant_capabilities: c.merchant_capabilities ?? {},
+      deleted: c.deleted,
+      created_at: c.created_at.toISOString(),
+      updated_at: c.updated_at.toISOString(),
+      rules: (rulesByConfig.get(c.id) ?? []).map((r) => ({ id: r.id, conditions: r.conditions })),
+      fees: (feesByConfig.get(c.id) ?? []).map((f) => ({
+        id: f.id,
+        payment_provider_method_id: f.payment_provider_method_id,
+        installment_count: f.installment_count,
+        volume_fee: Number(f.volume_fee),
+        fixed_fee: Number(f.fixed_fee),
+        fixed_fee_currency: f.fixed_fee_currency,
       })),
-      providers: providerRows.map((p) => ({
-        id: p.id,
-        name: p.name,
-        identifier: p.identifier,
-        methods: (methodsByProvider.get(p.id) ?? []).map((m) => ({
-          id: m.id,
-          payment_provider_id: m.payment_provider_id,
-          name: m.name,
-          category: m.category,
-          type: m.type,
-          network: m.network ?? '',
-          installments_supported: m.installments_supported,
-          txn_mappings: m.txn_mappings ?? [],
-        })),
+    })),
+    providers: providerRows.map((p) => ({
+      id: p.id,
+      name: p.name,
+      identifier: p.identifier,
+      methods: (methodsByProvider.get(p.id) ?? []).map((m) => ({
+        id: m.id,
+        payment_provider_id: m.payment_provider_id,
+        name: m.name,
+        category: m.category,
+        type: m.type,
+        network: m.network ?? '',
+        installments_supported: m.installments_supported,
+        txn_mappings: m.txn_mappings ?? [],
       })),
-    };
-  }, { isolationLevel: 'repeatable read', readOnly: true });
+    })),
+  };
 }
 
 /** A config and the provider behind it, as an activity about to call the provider needs them (no secrets). */

@@ -176,9 +176,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     /**
      * A create that carries a confirm: the payment row, its plan and both events in one transaction,
      * the plan made from the row just written. Idempotent: a retry finds the row and the plan written.
-     * Repeatable read, as `loadRoutingInputs` reads on its own: inside this transaction it can only take
-     * a savepoint, and a rule or fee written meanwhile must still be seen whole or not at all (a
-     * serialization failure rolls everything back, and the local activity is retried).
+     * Repeatable read, as `loadRoutingInputs` reads on its own: inside this transaction it reads with it,
+     * and a rule or fee written meanwhile must still be seen whole or not at all (a serialization failure
+     * rolls everything back, and the local activity is retried).
      */
     async createPaymentAndPlanRoute({ payment: input, plan: args }: CreateAndPlanArgs): Promise<PlanResult> {
       const done = await db.transaction(async (trx) => {
