@@ -179,8 +179,9 @@ export const paymentRoutes = [
         if (!customer) throw ApiError.validation([{ path: 'body/customer_id', message: 'no such customer in this account' }]);
       }
       // Fail fast (503 database_unavailable) rather than start a payment whose row cannot be written now:
-      // with credentials and accounts served from cache, nothing else here would have asked Postgres.
-      await deps.db.raw('SELECT 1');
+      // with credentials and accounts served from cache, nothing else here would ask Postgres before the
+      // start. A confirm does (it reads or vaults the card first), and so does a named customer (above).
+      if (!body.confirm && !body.customer_id) await deps.db.raw('SELECT 1');
       const paymentId = await reserveResourceId(ctx, newId('pay'));
       // The guest customer's id is derived from the payment's, so a retried create makes the same one.
       const guestCustomer = body.customer ? { id: `cus_${paymentId.slice(4)}`, ...body.customer } : undefined;
@@ -226,15 +227,16 @@ export const paymentRoutes = [
       };
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);
       if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
+      // The payment as the walk left it: the answer, and which card it kept.
+      const row = await findPayment(deps.db, env, paymentId);
       // A retry that vaulted the card again while the first try's confirm went on with its own: this copy is never used.
-      if (vaulted && result.outcome !== 'processing') {
-        const row = await findPayment(deps.db, env, paymentId);
-        if (row?.payment_method_id !== vaulted) await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
+      if (vaulted && result.outcome !== 'processing' && row?.payment_method_id !== vaulted) {
+        await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
       }
       // 201 whatever the walk's outcome, no_eligible_provider included: the payment exists, and its status
       // and last_error say how the confirm went (see docs/payments.md).
       return {
-        data: await respondWithPayment(deps, env, paymentId, { include_charges: true }),
+        data: await respondWithPayment(deps, env, paymentId, { include_charges: true }, row),
         message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment created and confirmed',
       };
     },

@@ -59,7 +59,9 @@ describe('Postgres unavailable for a few seconds', () => {
     // A create is a workflow command; it checks Postgres before starting anything (credentials and the
     // account may come from the API's short cache), so it too is refused at once.
     const command = await stack.http.post('/v1/payments').set(bearer(key)).send({ amount: 500, currency: 'USD' });
-    for (const res of [read, list, write, command]) {
+    // With confirm the card is vaulted before the start, and that write is what refuses it.
+    const createAndConfirm = await stack.http.post('/v1/payments').set(bearer(key)).send({ amount: 500, currency: 'USD', confirm: true, payment_method: card(CARDS.visa) });
+    for (const res of [read, list, write, command, createAndConfirm]) {
       expect(res.status, JSON.stringify(res.body)).toBe(503);
       expect(res.body.error.details.reason).toBe('database_unavailable');
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
