@@ -33,7 +33,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
     taskQueue,
     activities,
     ...workflows,
-    ...tracingOptions(currentTracing()),
+    ...tracingOptions(currentTracing(), !bundlePath),
     maxCachedWorkflows: setup.config.workerMaxCachedWorkflows,
     shutdownGraceTime: '10s',
     ...setup.tuning,
@@ -46,9 +46,10 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
  * and workflow spans, made in the sandbox for workflows started traced, leave it through the `exporter`
  * sink — dropped when this worker does not trace.
  */
-function tracingOptions(tracing: Tracing | undefined): Partial<WorkerOptions> {
-  // Used when bundling from source; a pre-built bundle has them already.
-  const workflowModules = WORKFLOW_INTERCEPTOR_MODULES;
+function tracingOptions(tracing: Tracing | undefined, fromSource: boolean): Partial<WorkerOptions> {
+  // Given only when bundling from source: a pre-built bundle has them already (and the SDK warns, at
+  // every start, that it ignores them beside one).
+  const workflowModules = fromSource ? WORKFLOW_INTERCEPTOR_MODULES : undefined;
   if (!tracing) return { interceptors: { workflowModules }, sinks: { exporter: { export: { fn: () => undefined } } } };
   return {
     interceptors: {
