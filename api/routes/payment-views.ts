@@ -62,8 +62,8 @@ export async function presentCheckoutPayment(db: Knex, env: Environment, row: Pa
 }
 
 /**
- * One payment as the commands answer it: read afresh (or as the caller has just read it, after the
- * command), with the embeds asked for and its workflow link.
+ * One payment as GET and the commands answer it: read afresh (or as the caller has just read it), with
+ * the embeds asked for and its workflow link.
  */
 export async function respondWithPayment(
   deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: PaymentRow,
@@ -71,5 +71,6 @@ export async function respondWithPayment(
   const row = read ?? await findPayment(deps.db, env, id);
   if (!row) throw new Error(`payment ${id} is missing`);
   const [payment] = await presentPayments(deps.db, env, [row], flags);
-  return { ...payment, temporal: paymentWorkflowLink(deps.config, id) };
+  payment.temporal = paymentWorkflowLink(deps.config, id);
+  return payment;
 }

@@ -7,7 +7,7 @@ import { findPayment, listPayments, type PaymentListStart } from '../../db/payme
 import { newId } from '../../lib/ids';
 import { isAlreadyStarted } from '../../workflows/client';
 import {
-  cancelPayment, capturePayment, confirmPayment, paymentWorkflowExists, paymentWorkflowLink, startPayment, untilWalkEnds,
+  cancelPayment, capturePayment, confirmPayment, paymentWorkflowExists, startPayment, untilWalkEnds,
 } from '../../workflows/payments/client';
 import { allows, type CommandResult, type ConfirmInput, type PaymentInput } from '../../workflows/payments/contract';
 import type { AccountScope } from '../auth/access';
@@ -397,9 +397,7 @@ export const paymentRoutes = [
         return { data: await presentCheckoutPayment(deps.db, env, row) };
       }
       const { row, env } = await findVisiblePayment(deps, access, params.id);
-      const [payment] = await presentPayments(deps.db, env, [row], query);
-      payment.temporal = paymentWorkflowLink(deps.config, row.id);
-      return { data: payment };
+      return { data: await respondWithPayment(deps, env, row.id, query, row) };
     },
   }),
 ];
