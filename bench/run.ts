@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, createServer as netServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -131,6 +131,15 @@ const cpuMs = (pid: number) => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
+/** Pids of the processes whose command name is `comm` (the Temporal server, Postgres's backends), when they run on this machine. */
+const pidsNamed = (comm: string) => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
+  } catch {
+    return false; // gone meanwhile
+  }
+}).map(Number);
+
 const rssMb = (pid: number) => round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 async function main(): Promise<void> {
@@ -173,14 +182,14 @@ async function main(): Promise<void> {
       SIMULATOR_URL: `http://127.0.0.1:${simPort}`, JWT_SECRET: config.jwt.secret, VAULT_KEY: config.vaultKey,
       API_KEY_PEPPER: config.apiKeyPepper, SB_DATA_DIR: config.dataDir, RATE_LIMIT_RPS: '0', WEBHOOK_ALLOW_PRIVATE: 'true',
     };
-    await launch('simulator/main.js', { ...env, SIMULATOR_PORT: String(simPort) }, '');
+    const simProc = await launch('simulator/main.js', { ...env, SIMULATOR_PORT: String(simPort) }, '');
     await waitHttp(`http://127.0.0.1:${simPort}/healthz`);
     // Started as npm start and the image start it: with the main thread's heap limit (WORKER_HEAP_MB).
     const worker = await launch('worker/main.js', { ...env, LOG_LEVEL: 'info' }, 'worker started', workerNodeArgs(config));
     // Request logging on, as in production: the read ratio includes it.
     const apiProc = await launch('api/main.js', { ...env, PORT: String(apiPort), LOG_LEVEL: 'info' }, '');
     const baseProc = await launch('bench/baseline-read.js', { ...env, PORT: String(basePort) }, 'baseline listening');
-    await launch('bench/floor/worker.js', env, 'floor worker started');
+    const floorWorker = await launch('bench/floor/worker.js', env, 'floor worker started');
     const api = `http://127.0.0.1:${apiPort}`;
     await waitHttp(`${api}/healthz`);
     const client = new Client({ connection: await Connection.connect({ address: temporalAddress }) });
@@ -280,13 +289,47 @@ async function main(): Promise<void> {
 
     if (SCENARIOS.has('payment')) {
       const payment: Record<string, Repeated<Record<string, number>>> = {};
+      // Where a payment's CPU goes, per process (what the sides compete for on a shared machine): each
+      // process's CPU time over the side's run, divided by its payments. The Temporal server and
+      // Postgres are counted when they run here (a remote one counts 0); Postgres is ours alone.
+      const ours = {
+        worker: () => [worker.pid!], api: () => [apiProc.pid!], simulator: () => [simProc.pid!],
+        temporal: () => pidsNamed('temporal'), postgres: () => pidsNamed('postgres'), driver: () => [process.pid],
+      };
+      const floor = { worker: () => [floorWorker.pid!], temporal: ours.temporal, driver: ours.driver };
+      const cpuPerPayment = (processes: Record<string, () => number[]>, payments: number) => {
+        const cpuByPid = (pids: number[]) => new Map(pids.flatMap((pid) => {
+          try {
+            return [[pid, cpuMs(pid)] as const];
+          } catch {
+            return []; // gone meanwhile
+          }
+        }));
+        const before = Object.fromEntries(Object.entries(processes).map(([name, pids]) => [name, cpuByPid(pids())]));
+        return () => {
+          const perPayment = Object.fromEntries(Object.entries(processes).map(([name, pids]) => {
+            let ms = 0;
+            for (const [pid, now] of cpuByPid(pids())) ms += now - (before[name].get(pid) ?? 0);
+            return [name, round(ms / payments)];
+          }));
+          return { ...perPayment, total: round(Object.values(perPayment).reduce((sum, ms) => sum + ms, 0)) };
+        };
+      };
       for (const [name, concurrency, total] of [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const) {
         payment[name] = await repeat(`payments ${name}`, async () => {
+          const ourCpu = cpuPerPayment(ours, total);
           const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
+          const ourMs = ourCpu();
+          const floorCpu = cpuPerPayment(floor, total);
           const floorRun = await drive(total, concurrency, floorOnce);
+          const floorMs = floorCpu();
           const o = summarize(ourRun.latencies, ourRun.elapsedMs);
           const fl = summarize(floorRun.latencies, floorRun.elapsedMs);
-          return { ...o, floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s) };
+          return {
+            ...o, floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s),
+            ...Object.fromEntries(Object.entries(ourMs).map(([process, ms]) => [`cpu_ms_${process}`, ms])),
+            ...Object.fromEntries(Object.entries(floorMs).map(([process, ms]) => [`floor_cpu_ms_${process}`, ms])),
+          };
         });
       }
       measured.payment = payment;
@@ -446,6 +489,11 @@ function table(measured: Record<string, unknown>): string[] {
   for (const c of ['c1', 'c16'] as const) {
     const run = payment?.[c];
     if (run) row(`payment ${c}`, `${run.median.per_s}/s (p50 ${run.median.p50_ms} ms) vs floor ${run.median.floor_per_s}/s → ${run.median.ratio}`, TARGETS.payment, runsOf(run, 'ratio'));
+    if (run?.median.cpu_ms_total) {
+      row(`payment ${c} CPU`, `${run.median.cpu_ms_total} ms vs floor ${run.median.floor_cpu_ms_total} ms per payment`, '', runsOf(run, 'cpu_ms_total'));
+      const processes = ['worker', 'api', 'temporal', 'postgres', 'simulator', 'driver'];
+      row('', processes.map((p) => `${p} ${run.median[`cpu_ms_${p}`]}${run.median[`floor_cpu_ms_${p}`] !== undefined ? `/${run.median[`floor_cpu_ms_${p}`]}` : ''}`).join(', '), '', '');
+    }
   }
   const webhooks = measured.webhooks as Repeated<Record<string, number>> | undefined;
   if (webhooks) row('webhooks', `${webhooks.median.per_s}/s vs floor ${webhooks.median.floor_per_s}/s → ${webhooks.median.ratio}`, TARGETS.webhooks, runsOf(webhooks, 'ratio'));
