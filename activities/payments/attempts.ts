@@ -2,9 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
 import { loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
-import { findCharge, findPayment, insertCharge, updateCharge } from '../../db/payments';
+import { findCharge, findPayment, insertCharge, updateCharge, type PaymentRow } from '../../db/payments';
 import {
-  PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs, type ReconcileResult,
+  firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
+  type ReconcileResult,
 } from '../../workflows/payments/contract';
 import type { ProviderEventSignal } from '../../workflows/contract';
 import { notificationExchange } from '../providers/exchange';
@@ -15,7 +16,7 @@ import { authenticationReturnUrl, providerWebhookUrl } from '../../lib/public-ur
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
 import { notificationTarget, verifiedNotification } from './notifications';
-import { cardUse } from './records';
+import { cardUse, type CreateAndPlan } from './records';
 
 /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
 async function captureAfterApproval(args: AttemptArgs, approved: Approved, provider: OpenProvider, currency: string): Promise<OperationOutput> {
@@ -59,8 +60,36 @@ export function notifiedAuthorization(args: AttemptArgs, notification: ProviderE
   };
 }
 
+/**
+ * A create that carries a confirm (PaymentInput.authorizeWithRow): the row and its plan (one
+ * transaction), then the plan's first attempt, in one local activity — the workflow takes one activation
+ * and one local activity fewer per payment. Idempotent as its parts are: a retry finds the row and the
+ * plan, and the charge row (answered from it once recorded, else sent again under the same idempotency
+ * key). An attempt that fails for good (its provider config deleted meanwhile) is left out of the answer:
+ * the walk makes it again as its own activity, and ends as it always did on such a failure.
+ */
+export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Authorize): PaymentActivities['createPaymentPlanAndAuthorize'] {
+  return async ({ attempt, ...args }) => {
+    const { plan, written } = await createAndPlan(args);
+    const candidate = plan.candidates[0];
+    if (!candidate) return plan;
+    try {
+      return { ...plan, first: await authorize(firstAttemptOf(attempt, plan, candidate), written) };
+    } catch (err) {
+      if (err instanceof ApplicationFailure && err.nonRetryable) return plan;
+      throw err;
+    }
+  };
+}
+
+/**
+ * One attempt; `written` is the payment row as the same activity just wrote it (with its plan): then no
+ * charge of the payment can exist yet, and neither is read again.
+ */
+export type Authorize = (args: AttemptArgs, written?: PaymentRow) => Promise<AttemptResult>;
+
 /** The attempt activities: a charge at the provider, and the reconciliation of one whose outcome is unknown. */
-export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> {
+export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> & { authorize: Authorize } {
   const { db, vault } = deps;
 
   /** What the attempt asks of 3-D Secure: a challenge (step-up), and an earlier charge's authentication passed on. */
@@ -74,76 +103,79 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     return { ...(asked.requested ? { requested: true } : {}), ...(external ? { external } : {}) };
   }
 
-  return {
-    /**
-     * One attempt: the charge row, then the provider's authorize with the charge id as idempotency key
-     * (so a retry of this activity, after a crash anywhere, can never charge twice), then the outcome.
-     */
-    async authorizeCharge(args: AttemptArgs): Promise<AttemptResult> {
-      const env = args.environment;
-      const [existing, payment] = await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
-      // A retry after this activity committed its outcome (the worker died before reporting it): answer
-      // with what was recorded instead of calling the processor again.
-      if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
-      // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
-      if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
-      const provider = await openProvider(deps, env, args.candidate.providerConfigId);
-      if (!existing) {
-        // A plan starts at its first candidate: only a later one moves its index (with the charge, atomically).
-        const index = args.candidateIndex ?? args.attemptNo - 1;
-        const write = async (q: Knex) => {
-          await insertCharge(q, env, {
-            id: args.chargeId,
-            payment_id: args.paymentId,
-            payment_method_id: args.paymentMethodId,
-            customer_id: payment.customer_id,
-            account_id: args.accountId,
-            amount: payment.amount,
-            currency: payment.currency,
-            installments: payment.installments,
-            attempt_no: args.attemptNo,
-            routing_plan_id: args.routingPlanId,
-            payment_provider_id: args.candidate.providerId,
-            payment_provider_config_id: args.candidate.providerConfigId,
-            payment_provider_method_id: args.candidate.methodId,
-            security: { secure_mode: payment.secure_mode },
-            payment_provider_config_snapshot: {
-              id: provider.config.id, name: provider.config.name, payment_provider_id: provider.config.payment_provider_id,
-              provider: { name: provider.provider.name, identifier: provider.provider.identifier },
-              merchant_capabilities: provider.config.merchant_capabilities ?? {},
-            },
-          });
-          if (index > 0) await setRoutingPlanIndex(q, env, args.routingPlanId, index);
-        };
-        await (index > 0 ? db.transaction(write) : write(db));
-      }
+  /**
+   * One attempt: the charge row, then the provider's authorize with the charge id as idempotency key
+   * (so a retry of this activity, after a crash anywhere, can never charge twice), then the outcome.
+   */
+  const authorize: Authorize = async (args, written) => {
+    const env = args.environment;
+    const [existing, payment] = written ? [undefined, written] : await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
+    // A retry after this activity committed its outcome (the worker died before reporting it): answer
+    // with what was recorded instead of calling the processor again.
+    if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
+    // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
+    if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
+    const provider = await openProvider(deps, env, args.candidate.providerConfigId);
+    if (!existing) {
+      // A plan starts at its first candidate: only a later one moves its index (with the charge, atomically).
+      const index = args.candidateIndex ?? args.attemptNo - 1;
+      const write = async (q: Knex) => {
+        await insertCharge(q, env, {
+          id: args.chargeId,
+          payment_id: args.paymentId,
+          payment_method_id: args.paymentMethodId,
+          customer_id: payment.customer_id,
+          account_id: args.accountId,
+          amount: payment.amount,
+          currency: payment.currency,
+          installments: payment.installments,
+          attempt_no: args.attemptNo,
+          routing_plan_id: args.routingPlanId,
+          payment_provider_id: args.candidate.providerId,
+          payment_provider_config_id: args.candidate.providerConfigId,
+          payment_provider_method_id: args.candidate.methodId,
+          security: { secure_mode: payment.secure_mode },
+          payment_provider_config_snapshot: {
+            id: provider.config.id, name: provider.config.name, payment_provider_id: provider.config.payment_provider_id,
+            provider: { name: provider.provider.name, identifier: provider.provider.identifier },
+            merchant_capabilities: provider.config.merchant_capabilities ?? {},
+          },
+        });
+        if (index > 0) await setRoutingPlanIndex(q, env, args.routingPlanId, index);
+      };
+      await (index > 0 ? db.transaction(write) : write(db));
+    }
 
-      // Re-checked here, against the payment's account and customer in Postgres: an attempt told a card
-      // of another account, another customer or another payment (a forged workflow start, say), or one
-      // deleted or used up meanwhile, declines without anything sent to the processor.
-      const card = await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
-      if (!card) {
-        return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
-      }
-      const threeDSecure = await threeDSecureOf(args);
-      const authorization = await withHeartbeat(provider.adapter.authorize({
-        credentials: provider.credentials,
-        idempotencyKey: args.chargeId,
-        amount: Number(payment.amount),
-        currency: payment.currency,
-        installments: payment.installments,
-        card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc ?? undefined, holder_name: card.holderName ?? undefined },
-        metadata: { payment_id: args.paymentId, account_id: args.accountId },
-        capture: args.capture,
-        returnUrl: authenticationReturnUrl(deps.config.publicUrl, args.paymentId, args.chargeId),
-        notificationUrl: providerWebhookUrl(deps.config.publicUrl, args.candidate.providerConfigId),
-        ...(threeDSecure ? { threeDSecure } : {}),
-      }));
-      // Sent once, never kept: the CVC goes as soon as the processor has had it (a saved card has none left).
-      if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
-      const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);
-      return applyOutcome(db, args, authorization.outcome, exchanges, captured, card.network);
-    },
+    // Re-checked here, against the payment's account and customer in Postgres: an attempt told a card
+    // of another account, another customer or another payment (a forged workflow start, say), or one
+    // deleted or used up meanwhile, declines without anything sent to the processor.
+    const card = await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
+    if (!card) {
+      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
+    }
+    const threeDSecure = await threeDSecureOf(args);
+    const authorization = await withHeartbeat(provider.adapter.authorize({
+      credentials: provider.credentials,
+      idempotencyKey: args.chargeId,
+      amount: Number(payment.amount),
+      currency: payment.currency,
+      installments: payment.installments,
+      card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc ?? undefined, holder_name: card.holderName ?? undefined },
+      metadata: { payment_id: args.paymentId, account_id: args.accountId },
+      capture: args.capture,
+      returnUrl: authenticationReturnUrl(deps.config.publicUrl, args.paymentId, args.chargeId),
+      notificationUrl: providerWebhookUrl(deps.config.publicUrl, args.candidate.providerConfigId),
+      ...(threeDSecure ? { threeDSecure } : {}),
+    }));
+    // Sent once, never kept: the CVC goes as soon as the processor has had it (a saved card has none left).
+    if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
+    const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);
+    return applyOutcome(db, args, authorization.outcome, exchanges, captured, card.network);
+  };
+
+  return {
+    authorize,
+    authorizeCharge: (args: AttemptArgs) => authorize(args),
 
     /**
      * Settles a charge whose authorize got no answer. The processor's notification, when one came, is

@@ -1,5 +1,5 @@
 import type { PaymentActivities } from '../../workflows/payments/contract';
-import { attemptActivities } from './attempts';
+import { attemptActivities, firstAttemptWithRow } from './attempts';
 import { authenticationActivities } from './authentication';
 import { commandActivities } from './commands';
 import type { PaymentActivityDeps } from './deps';
@@ -12,9 +12,12 @@ export type { PaymentActivityDeps };
  * record and routing plans, the attempts at the providers, and the commands after a walk.
  */
 export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities {
+  const { createPaymentAndPlan, ...records } = recordActivities(deps);
+  const { authorize, ...attempts } = attemptActivities(deps);
   return {
-    ...recordActivities(deps),
-    ...attemptActivities(deps),
+    ...records,
+    ...attempts,
+    createPaymentPlanAndAuthorize: firstAttemptWithRow(createPaymentAndPlan, authorize),
     ...commandActivities(deps),
     ...authenticationActivities(deps),
   } satisfies PaymentActivities;

@@ -35,11 +35,19 @@ function isPlannedCandidate(value: unknown): value is PlannedCandidate {
   return typeof value === 'object' && value !== null && 'providerConfigId' in value && 'providerId' in value && 'methodId' in value;
 }
 
+/**
+ * The row and its plan in one transaction; `written` is the payment row as this call wrote it (absent
+ * when an earlier try had: its plan is then found, not made).
+ */
+export type CreateAndPlan = (args: CreateAndPlanArgs) => Promise<{ plan: PlanResult; written?: PaymentRow }>;
+
 /** A confirm's plan before it is stored: the card it may use (none: nothing is eligible) and the ranked candidates. */
 interface Planned { card: PaymentMethodRow | undefined; hints: RoutingHints; routingPlan: RoutingPlan; planned: PlannedCandidate[] }
 
 /** The payment's record and its routing plans: the Postgres-only steps of the walk (local activities). */
-export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute' | 'createPaymentAndPlanRoute'> {
+export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute' | 'createPaymentAndPlanRoute'> & {
+  createPaymentAndPlan: CreateAndPlan;
+} {
   const { db } = deps;
 
   /** The plan for a payment and the card it may use: the account's configs ranked for its facts. */
@@ -90,8 +98,11 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     return { card, hints, routingPlan, planned };
   }
 
-  /** Stores the plan and moves the payment to PROCESSING (or FAILED); answers the event that says so, to append. */
-  async function storePlan(trx: Knex.Transaction, args: PlanArgs, payment: PaymentRow, { card, hints, routingPlan, planned }: Planned): Promise<EventRecord> {
+  /**
+   * Stores the plan and moves the payment to PROCESSING (or FAILED); answers the event that says so, to
+   * append, and the payment row as it leaves it.
+   */
+  async function storePlan(trx: Knex.Transaction, args: PlanArgs, payment: PaymentRow, { card, hints, routingPlan, planned }: Planned): Promise<{ event: EventRecord; row: PaymentRow }> {
     const env = args.environment;
     await insertRoutingPlan(trx, env, {
       id: args.routingPlanId,
@@ -116,7 +127,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     });
     // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
     if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
-    return paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId });
+    return { event: paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }), row };
   }
 
   /** Writes the payment row (and a guest customer); undefined when an earlier try wrote it. */
@@ -152,7 +163,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
     const planned = await planFor(db, args, payment);
     return db.transaction(async (trx) => {
-      const event = await storePlan(trx, args, payment, planned);
+      const { event } = await storePlan(trx, args, payment, planned);
       return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [event]) };
     });
   }
@@ -180,17 +191,24 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
      * and a rule or fee written meanwhile must still be seen whole or not at all (a serialization failure
      * rolls everything back, and the local activity is retried).
      */
-    async createPaymentAndPlanRoute({ payment: input, plan: args }: CreateAndPlanArgs): Promise<PlanResult> {
-      const done = await db.transaction(async (trx) => {
-        const inserted = await insertPaymentRecord(trx, input);
-        if (!inserted) return undefined;
-        const planned = await planFor(trx, args, inserted);
-        const created = paymentEvent(input, 'payment_intent.created', inserted, input.context);
-        const processing = await storePlan(trx, args, inserted, planned);
-        return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
-      }, { isolationLevel: 'repeatable read' });
-      // The row was there already: written with its plan by an earlier try (which finds that plan).
-      return done ?? planRoute(args);
+    async createPaymentAndPlanRoute(args: CreateAndPlanArgs): Promise<PlanResult> {
+      return (await createPaymentAndPlan(args)).plan;
     },
+
+    createPaymentAndPlan,
   };
+
+  async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs): ReturnType<CreateAndPlan> {
+    const done = await db.transaction(async (trx) => {
+      const inserted = await insertPaymentRecord(trx, input);
+      if (!inserted) return undefined;
+      const planned = await planFor(trx, args, inserted);
+      const created = paymentEvent(input, 'payment_intent.created', inserted, input.context);
+      const { event: processing, row } = await storePlan(trx, args, inserted, planned);
+      const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
+      return { plan, written: row };
+    }, { isolationLevel: 'repeatable read' });
+    // The row was there already: written with its plan by an earlier try (which finds that plan).
+    return done ?? { plan: await planRoute(args) };
+  }
 }

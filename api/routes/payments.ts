@@ -223,6 +223,7 @@ export const paymentRoutes = [
         authenticationTimeoutMs: deps.config.authenticationTimeoutMs,
         leanCreate: true,
         authorizeInTask: true,
+        authorizeWithRow: true,
         context: workflowContext(ctx, principal),
       };
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);

@@ -89,7 +89,7 @@ describe('OTLP export from the API and worker processes', () => {
     expect(root.parentSpanId).toBe('00f067aa0ba902b7');
     expect(root.attributes['switchboard.request_id']).toBe('req_otlp_export');
     expect(chain[0]).toBe('switchboard-worker provider authorize');
-    expect(chain).toEqual(expect.arrayContaining(['switchboard-worker RunActivity:authorizeCharge', 'switchboard-worker HandleUpdate:create', 'switchboard-api UpdateWithStartWorkflow:create']));
+    expect(chain).toEqual(expect.arrayContaining(['switchboard-worker RunActivity:createPaymentPlanAndAuthorize', 'switchboard-worker HandleUpdate:create', 'switchboard-api UpdateWithStartWorkflow:create']));
     expect(chain.at(-1)).toBe('switchboard-api POST /v1/payments');
     expect(JSON.stringify(exported)).not.toContain(f.merchant.secretKey);
     expect(JSON.stringify(exported)).not.toContain(CARDS.visa);

@@ -86,12 +86,12 @@ describe('traces', () => {
     const spans = spansOf(traceId);
     const names = spans.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining([
-      'UpdateWithStartWorkflow:create', 'RunWorkflow:paymentWorkflow', 'HandleUpdate:create', 'StartActivity:authorizeCharge', 'RunActivity:authorizeCharge', 'provider authorize',
+      'UpdateWithStartWorkflow:create', 'RunWorkflow:paymentWorkflow', 'HandleUpdate:create', 'StartActivity:createPaymentPlanAndAuthorize', 'RunActivity:createPaymentPlanAndAuthorize', 'provider authorize',
     ]));
     // The processor's HTTP call hangs from the request span through the provider call, the activity and the workflow.
     const chain = ancestors(processorCall, spans).map((s) => s.name);
     expect(chain[0]).toBe('provider authorize');
-    expect(chain).toEqual(expect.arrayContaining(['RunActivity:authorizeCharge', 'StartActivity:authorizeCharge', 'POST /v1/payments']));
+    expect(chain).toEqual(expect.arrayContaining(['RunActivity:createPaymentPlanAndAuthorize', 'StartActivity:createPaymentPlanAndAuthorize', 'POST /v1/payments']));
     expect(chain.at(-1)).toBe('POST /v1/payments');
     expect(spans.find((s) => s.name === 'provider authorize')!.attributes).toMatchObject({ 'switchboard.provider': 'sandbox', 'switchboard.provider.outcome': 'approved' });
     // Every span of the payment is in this one trace: none started a trace of its own.

@@ -63,10 +63,15 @@ describe('creating and confirming in one request', () => {
     // One update (`create`, carrying the confirm) and nothing secret in the history.
     const events = (await history(res.body.data.id)).events ?? [];
     expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
-    // One workflow task: the row and the plan in one local activity, the authorization in another, and
-    // no expiry timer for a payment that succeeded at once; no activity round trip through the server.
+    // One workflow task: the row, the plan and the authorization in one local activity, and no expiry
+    // timer for a payment that succeeded at once; no activity round trip through the server. The
+    // candidate went up with the status its attempt led to: one search-attribute upsert.
     const localActivities = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-    expect(localActivities).toHaveLength(2);
+    expect(localActivities).toHaveLength(1);
+    expect(events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(1);
+    const described = await (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(res.body.data.id)).describe();
+    expect(described.typedSearchAttributes.get({ name: 'PaymentStatus', type: 'KEYWORD' } as any)).toBe('SUCCEEDED');
+    expect(described.typedSearchAttributes.get({ name: 'ProviderConfigId', type: 'KEYWORD' } as any)).toBe(f.primary.id);
     expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
     expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
     expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(0);

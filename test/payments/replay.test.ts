@@ -20,6 +20,8 @@ const CARDS_3DS = { always: '4000002760003184', stepUp: '4000002500003155' } as 
  */
 const DIR = join(__dirname, '..', 'histories');
 const RECORD = process.env.RECORD_HISTORIES ?? '';
+/** Since a create's confirm makes its first attempt with the row (PaymentInput.authorizeWithRow), each in one request. */
+const WITH_ROW_PATHS = ['approved', 'declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge'];
 const recorded = (name: string) => RECORD === '1' || RECORD.split(',').includes(name);
 
 describe('replaying recorded workflow histories', () => {
@@ -36,6 +38,7 @@ describe('replaying recorded workflow histories', () => {
     for (const path of ['create-and-confirm', 'lean-create-and-confirm-declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge']) {
       expect(files).toContain(`payment-in-task-${path}.json`);
     }
+    for (const path of WITH_ROW_PATHS) expect(files).toContain(`payment-with-row-${path}.json`);
   });
 
   it('replays every one against the current workflow code', async () => {
@@ -76,6 +79,12 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
       const res = await confirm(stack, m.merchant, created.body.data.id, { payment_method: card(number), return_url: 'https://shop.example.test/done' });
       expect(res.body.data.status, JSON.stringify(res.body)).toBe('REQUIRES_ACTION');
       return { id: created.body.data.id as string, url: res.body.data.next_action.redirect_to_url.url as string };
+    };
+    /** The same, created and confirmed in one request (the first attempt made with the row). */
+    const requiringActionInOne = async (m: typeof f, number: string) => {
+      const res = await createPayment(stack, m.merchant, { amount: 4200, confirm: true, payment_method: card(number), return_url: 'https://shop.example.test/done' });
+      expect(res.body.data.status, JSON.stringify(res.body)).toBe('REQUIRES_ACTION');
+      return { id: res.body.data.id as string, url: res.body.data.next_action.redirect_to_url.url as string };
     };
     const answerChallenge = async (url: string, action: 'approve' | 'fail') => (await fetch(url, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `action=${action}`, redirect: 'manual',
@@ -159,6 +168,22 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
     for (const path of ['create-and-confirm', 'lean-create-and-confirm-declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge']) {
       scenarios[`payment-in-task-${path}`] = scenarios[`payment-${path}`];
     }
+    // Since the first attempt of a create's confirm is made with the row (PaymentInput.authorizeWithRow):
+    // approved, declined, a cascade past an outage, a challenge, a step-up and no second challenge.
+    const approvedChallenge = (requiring: () => Promise<{ id: string; url: string }>) => async () => {
+      const { id, url } = await requiring();
+      await answerChallenge(url, 'approve');
+      return id;
+    };
+    const inOne = async (m: typeof f, number: string) => (await createPayment(stack, m.merchant, { confirm: true, payment_method: card(number) })).body.data.id as string;
+    Object.assign(scenarios, {
+      'payment-with-row-approved': () => inOne(f, CARDS.visa),
+      'payment-with-row-declined': () => inOne(f, CARDS.declined),
+      'payment-with-row-cascade-after-outage': () => inOne(outage, CARDS.visa),
+      'payment-with-row-authentication-notified': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.always)),
+      'payment-with-row-step-up': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.stepUp)),
+      'payment-with-row-no-second-challenge': approvedChallenge(() => requiringActionInOne(softAfterAuthentication, CARDS_3DS.always)),
+    } satisfies Record<`payment-with-row-${string}`, () => Promise<string>>);
     mkdirSync(DIR, { recursive: true });
     const client = await stack.deps.temporal();
     for (const [name, run] of Object.entries(scenarios).filter(([name]) => recorded(name))) {

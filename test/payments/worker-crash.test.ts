@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
+import { paymentWorkflowId } from '../../workflows/payments/contract';
 
 // Only child-process workers run in this file: an in-process worker would pick the task up instead.
 let sim: TestSimulator;
@@ -53,5 +54,38 @@ describe('a worker killed in the middle of a confirm', () => {
     const key = await sim.key(chargeId);
     expect(key.operation).toBe('authorize');
     expect(key.charge_id).toBeTruthy();
+  }, 90_000);
+
+  it('with the create (the first attempt made with the row): the same charge id, one authorization', async () => {
+    // The earlier test's worker would take the task: only this test's workers run.
+    for (const w of workers.splice(0)) await w.stop();
+    const before = (await sim.stats()).charges.total;
+    const first = await spawnWorker(stack);
+    workers.push(first);
+    const creating = createPayment(stack, f.merchant, { amount: 4300, confirm: true, payment_method: card(CARDS.visa) });
+
+    // The row, its plan and the charge row are written and the authorize call is in flight: kill the worker.
+    const charge = await eventually(async () => stack.db('live.charges').where({ amount: 4300 }).first('id', 'payment_id') as Promise<{ id: string; payment_id: string } | undefined>);
+    await eventually(async () => (await sim.key(charge.id)).calls >= 1);
+    await first.kill();
+
+    const second = await spawnWorker(stack);
+    workers.push(second);
+    const response = await creating;
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(['PROCESSING', 'SUCCEEDED']).toContain(response.body.data.status);
+
+    const payment = await eventually(async () => {
+      const p = await getPayment(stack, f.merchant, charge.payment_id);
+      return p.status === 'SUCCEEDED' ? p : undefined;
+    }, 60_000, 250);
+    // The retried workflow task minted the same charge id (the processor's idempotency key) and got the
+    // first answer back: one charge, one authorization at the processor.
+    expect(payment.charges).toHaveLength(1);
+    expect(payment.charges[0]).toMatchObject({ id: charge.id, status: 'CAPTURED', captured_amount: 4300 });
+    expect((await sim.stats()).charges.total).toBe(before + 1);
+    const history = await (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(charge.payment_id)).fetchHistory();
+    // The killed worker held the workflow task: it timed out, and the second worker ran it again.
+    expect(history.events?.filter((e) => e.workflowTaskTimedOutEventAttributes)).toHaveLength(1);
   }, 90_000);
 });

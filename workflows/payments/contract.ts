@@ -110,6 +110,13 @@ export interface PaymentInput {
    * the scheduled activities they recorded.
    */
   authorizeInTask?: boolean;
+  /**
+   * Set by every start since a create's confirm makes its first attempt with the row: the row, the plan
+   * and the plan's first attempt run as one local activity (`createPaymentPlanAndAuthorize`), one workflow
+   * activation and one local activity fewer. Only with `leanCreate` and `authorizeInTask`. Absent in
+   * histories from before, which replay the two local activities they recorded.
+   */
+  authorizeWithRow?: boolean;
   context: RequestContext;
 }
 
@@ -244,6 +251,23 @@ export interface CreateAndPlanArgs {
   plan: PlanArgs;
 }
 
+/** The first attempt of a create's confirm, less what its plan decides (the candidate, the plan's id). */
+export type FirstAttemptArgs = Omit<AttemptArgs, 'routingPlanId' | 'candidate' | 'lastCandidate' | 'candidateIndex' | 'threeDSecure'>;
+
+export interface CreateAndAuthorizeArgs extends CreateAndPlanArgs {
+  attempt: FirstAttemptArgs;
+}
+
+export interface CreateAndAuthorizeResult extends PlanResult {
+  /** The first candidate's attempt; absent when the plan has none, or when the attempt failed for good (the walk makes it again). */
+  first?: AttemptResult;
+}
+
+/** The arguments of a plan's first attempt, as the walk makes them (attempt 1, the first candidate, no 3-D Secure asked yet). */
+export function firstAttemptOf(attempt: FirstAttemptArgs, plan: PlanResult, candidate: PlannedCandidate): AttemptArgs {
+  return { ...attempt, routingPlanId: plan.routingPlanId, candidate, lastCandidate: plan.candidates.length === 1 };
+}
+
 export interface PlanResult {
   routingPlanId: string;
   /** Empty when no provider can take the payment (the payment is then FAILED: no_eligible_provider). */
@@ -355,6 +379,8 @@ export interface PaymentActivities {
   planRoute(args: PlanArgs): Promise<PlanResult>;
   /** Both of the above in one transaction, for a create that carries a confirm; its events are those of both. Idempotent. */
   createPaymentAndPlanRoute(args: CreateAndPlanArgs): Promise<PlanResult>;
+  /** The row, its plan and the plan's first attempt, for a create that carries a confirm (PaymentInput.authorizeWithRow). Idempotent. */
+  createPaymentPlanAndAuthorize(args: CreateAndAuthorizeArgs): Promise<CreateAndAuthorizeResult>;
   /** One attempt: the charge row, the provider's authorize (idempotent on the charge id), the outcome. */
   authorizeCharge(args: AttemptArgs): Promise<AttemptResult>;
   /** Settles a charge whose authorize got no answer: by the processor's notification, else by asking it. */

@@ -6,8 +6,8 @@ import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } f
 import { mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
 import {
-  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CommandResult, ConfirmInput, CreateInput,
-  FINAL_PAYMENT_STATUSES, leadsTo, stepsUp,
+  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CommandResult, ConfirmInput, CreateAndAuthorizeResult,
+  CreateInput, FINAL_PAYMENT_STATUSES, firstAttemptOf, FirstAttemptArgs, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
   PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates,
 } from './contract';
@@ -152,7 +152,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
 
   /** What the search attributes say now: only changes are upserted, together, as one history event. */
   const visible: { status: PaymentStatus; providerConfigId?: string } = { status: 'CREATED' };
-  const setStatus = (status: PaymentStatus, providerConfigId?: string) => {
+  /**
+   * The candidate shows with the status: the current one unless told otherwise (a no-op where it was
+   * upserted as it became current; the one upsert where its attempt's outcome came with the row).
+   */
+  const setStatus = (status: PaymentStatus, providerConfigId = currentCandidate()?.providerConfigId) => {
     if (running && !leadsTo(running, status)) log.warn('status outside the transition table', { paymentId: input.paymentId, transition: running, status });
     if (status === 'AUTHORIZED' && state.status !== 'AUTHORIZED') authorizedAt = Date.now();
     state.status = status;
@@ -165,8 +169,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     visible.providerConfigId = providerConfigId ?? visible.providerConfigId;
     describe();
   };
+  const currentCandidate = () => (state.currentIndex !== undefined ? state.candidates[state.currentIndex] : undefined);
   const describe = () => {
-    const current = state.currentIndex !== undefined ? state.candidates[state.currentIndex] : undefined;
+    const current = currentCandidate();
     setCurrentDetails([
       `**${state.status}** · ${(input.amount / 100).toFixed(2)} ${input.currency} · account ${input.accountId}`,
       current ? `candidate ${state.currentIndex! + 1}/${state.candidates.length}: ${current.providerConfigId}` : 'no candidate yet',
@@ -187,6 +192,13 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   /** Where a walk's authorization attempts run (PaymentInput.authorizeInTask); histories from before replay as they ran. */
   const inTask = input.authorizeInTask === true;
   const attempts = inTask ? attemptsInTask : providers;
+  /** Where a create's confirm makes its first attempt (PaymentInput.authorizeWithRow): with the row and the plan. */
+  const withRow = lean && inTask && input.authorizeWithRow === true;
+  /**
+   * That first attempt, for the walk of the create's confirm: its outcome when it was made with the row
+   * (absent when it failed for good there: the walk makes it, under the same charge id).
+   */
+  let firstWithRow: { attempt: FirstAttemptArgs; result?: AttemptResult } | undefined;
   /**
    * The time part of the charge and plan ids. A local activity's ids are minted inside the workflow task
    * that runs it, and a retried task (its worker died) must mint them alike: from the workflow's start
@@ -205,6 +217,18 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
    */
   let recording: Promise<PlanResult | undefined> | undefined;
   const record = (confirm?: ConfirmInput) => recording ??= (async () => {
+    if (confirm && withRow) {
+      const plan = planArgs(confirm);
+      const attempt: FirstAttemptArgs = {
+        ...ref, chargeId: mintId('ch', mintAt()), attemptNo: 1, paymentMethodId: confirm.paymentMethodId,
+        capture: input.autoCapture, context: confirm.context, ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
+      };
+      const { first, ...planned }: CreateAndAuthorizeResult = await attemptsInTask.createPaymentPlanAndAuthorize({ payment: input, plan, attempt });
+      firstWithRow = { attempt, ...(first ? { result: first } : {}) };
+      created = true;
+      describe();
+      return planned;
+    }
     if (confirm && lean) {
       const plan = await localRecords.createPaymentAndPlanRoute({ payment: input, plan: planArgs(confirm) });
       created = true;
@@ -361,13 +385,20 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       let stepUp = false;
       for (let i = 0; i < plan.candidates.length; i++) {
         const candidate = plan.candidates[i];
+        // The plan's first attempt, when it was made with the row (PaymentInput.authorizeWithRow).
+        const withRowFirst = attemptNo === 0 ? firstWithRow : undefined;
+        firstWithRow = undefined;
+        const made = withRowFirst?.result;
         state.currentIndex = i;
-        setStatus('PROCESSING', candidate.providerConfigId);
+        // Its outcome known, the candidate goes up with the status it led to (one upsert instead of two),
+        // unless that outcome is unknown: a reconciliation can take long, and the candidate shows meanwhile.
+        if (made && made.outcome !== 'unknown') state.status = 'PROCESSING';
+        else setStatus('PROCESSING', candidate.providerConfigId);
         attemptNo += 1;
         const threeDSecure = stepUp || authenticatedBy
           ? { ...(stepUp ? { requested: true } : {}), ...(authenticatedBy ? { authenticatedBy } : {}) }
           : undefined;
-        const args: AttemptArgs = {
+        const args: AttemptArgs = withRowFirst ? firstAttemptOf(withRowFirst.attempt, plan, candidate) : {
           ...ref, chargeId: mintId('ch', mintAt()), routingPlanId: plan.routingPlanId, attemptNo, candidate,
           paymentMethodId: confirm.paymentMethodId, capture: input.autoCapture,
           lastCandidate: i === plan.candidates.length - 1, context: confirm.context,
@@ -378,7 +409,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
         const attempt = { chargeId: args.chargeId, attemptNo: args.attemptNo, providerConfigId: candidate.providerConfigId, outcome: 'pending' as const };
         state.attempts.push(attempt);
         stepUp = false;
-        let result = await attempts.authorizeCharge(args);
+        let result = made ?? await attempts.authorizeCharge(args);
         if (result.outcome === 'unknown') result = await reconcile(args, attempt);
         if (result.outcome === 'requires_action') {
           setStatus(result.paymentStatus);
