@@ -50,6 +50,34 @@ export async function feesAndRulesOf(db: Knex, env: Environment, configIds: stri
   return { fees: groupBy(fees, 'payment_provider_config_id'), rules: groupBy(rules, 'payment_provider_config_id') };
 }
 
+/** A fee as a routing plan reads it. */
+export type RoutingFeeRow = Omit<ProviderConfigFeeRow, 'created_at' | 'updated_at'>;
+/** A routing rule as a routing plan reads it. */
+export type RoutingRuleConditions = Omit<RoutingRuleRow, 'created_at' | 'updated_at'>;
+
+/**
+ * The fees and routing rules of some configs by config id, by id, as a routing plan reads them: one
+ * statement (a payment's plan is on the hot path of every confirm), each table aggregated to JSON.
+ */
+export async function routingFeesAndRulesOf(db: Knex, env: Environment, configIds: string[]): Promise<{
+  fees: Map<string, RoutingFeeRow[]>; rules: Map<string, RoutingRuleConditions[]>;
+}> {
+  if (!configIds.length) return { fees: new Map(), rules: new Map() };
+  const { rows: [row] } = await db.raw<{ rows: [{ fees: RoutingFeeRow[]; rules: RoutingRuleConditions[] }] }>(`
+    SELECT
+      (SELECT coalesce(json_agg(json_build_object(
+          'id', f.id, 'payment_provider_config_id', f.payment_provider_config_id, 'payment_provider_method_id', f.payment_provider_method_id,
+          'installment_count', f.installment_count, 'volume_fee', f.volume_fee, 'fixed_fee', f.fixed_fee, 'fixed_fee_currency', f.fixed_fee_currency
+        ) ORDER BY f.id), '[]')
+        FROM ?? f WHERE f.payment_provider_config_id = ANY(?)) AS fees,
+      (SELECT coalesce(json_agg(json_build_object(
+          'id', r.id, 'payment_provider_config_id', r.payment_provider_config_id, 'conditions', r.conditions
+        ) ORDER BY r.id), '[]')
+        FROM ?? r WHERE r.payment_provider_config_id = ANY(?)) AS rules`,
+  [envTable(env, FEES), configIds, envTable(env, RULES), configIds]);
+  return { fees: groupBy(row.fees, 'payment_provider_config_id'), rules: groupBy(row.rules, 'payment_provider_config_id') };
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Fees
 

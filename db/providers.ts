@@ -10,7 +10,7 @@ import type { Conditions } from '../lib/routing/conditions';
 import type { RoutingConfig, RoutingFee, RoutingMethod, RoutingProvider } from '../lib/routing/plan';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from './environments';
-import { feesAndRulesOf, ProviderConfigFeeRow, RoutingRuleRow } from './fees-and-rules';
+import { feesAndRulesOf, ProviderConfigFeeRow, routingFeesAndRulesOf, RoutingRuleRow } from './fees-and-rules';
 
 type Json = Record<string, unknown>;
 
@@ -264,20 +264,31 @@ export async function loadRoutingInputs(db: Knex, env: Environment, accountId: s
   return db.transaction((trx) => readRoutingInputs(trx, env, accountId), { isolationLevel: 'repeatable read', readOnly: true });
 }
 
+/** A config of the account with its provider and that provider's methods, as one statement reads them (JSON for the methods). */
+type RoutingConfigRow = ProviderConfigRow & { provider_name: string; provider_identifier: string; provider_methods: Omit<ProviderMethodRow, keyof Stamps>[] };
+
+/**
+ * The account's configs with their providers and the providers' methods in one statement, then their
+ * fees and rules in another (db/fees-and-rules.ts): every confirm plans, so every statement counts.
+ */
 async function readRoutingInputs(trx: Knex, env: Environment, accountId: string): Promise<RoutingInputs> {
-  const configRows: ProviderConfigRow[] = await trx(envTable(env, 'payment_provider_configs'))
-    .where({ account_id: accountId, deleted: false })
-    .orderBy('created_at', 'asc').orderBy('id', 'asc')
-    .select(CONFIG_COLUMNS);
+  const configRows: RoutingConfigRow[] = await trx({ c: envTable(env, 'payment_provider_configs') })
+    .join({ p: envTable(env, 'payment_providers') }, 'p.id', 'c.payment_provider_id')
+    .where({ 'c.account_id': accountId, 'c.deleted': false })
+    .orderBy('c.created_at', 'asc').orderBy('c.id', 'asc')
+    .select(CONFIG_COLUMNS.map((column) => `c.${column}`))
+    .select({ provider_name: 'p.name', provider_identifier: 'p.identifier' })
+    .select(trx.raw(`(SELECT coalesce(json_agg(json_build_object(
+        'id', m.id, 'payment_provider_id', m.payment_provider_id, 'name', m.name, 'category', m.category, 'type', m.type,
+        'network', m.network, 'installments_supported', m.installments_supported, 'txn_mappings', m.txn_mappings
+      ) ORDER BY m.id), '[]') FROM ?? m WHERE m.payment_provider_id = c.payment_provider_id) AS provider_methods`, [envTable(env, 'payment_provider_methods')]));
   if (configRows.length === 0) return { configs: [], providers: [] };
   const configIds = configRows.map((c) => c.id);
-  const providerIds = [...new Set(configRows.map((c) => c.payment_provider_id))];
-  const providerRows: Pick<PaymentProviderRow, 'id' | 'name' | 'identifier'>[] =
-    await trx(envTable(env, 'payment_providers')).whereIn('id', providerIds).select('id', 'name', 'identifier');
-  const methodRows: ProviderMethodRow[] =
-    await trx(envTable(env, 'payment_provider_methods')).whereIn('payment_provider_id', providerIds).orderBy('id');
-  const methodsByProvider = groupBy(methodRows, 'payment_provider_id');
-  const { fees: feesByConfig, rules: rulesByConfig } = await feesAndRulesOf(trx, env, configIds, 'id');
+  // One entry per provider, in the order its first config comes.
+  const providerRows = [...new Map(configRows.map((c) => [c.payment_provider_id, c])).values()]
+    .map((c) => ({ id: c.payment_provider_id, name: c.provider_name, identifier: c.provider_identifier, methods: c.provider_methods }));
+  const methodsByProvider = new Map(providerRows.map((p) => [p.id, p.methods]));
+  const { fees: feesByConfig, rules: rulesByConfig } = await routingFeesAndRulesOf(trx, env, configIds);
   return {
     configs: configRows.map((c) => ({
       id: c.id,

@@ -434,7 +434,7 @@ describe('credentials never leave the vault', () => {
 });
 
 describe('loadRoutingInputs', () => {
-  it('gives buildRoutingPlan the account\'s active configs, methods, fees and rules, one query per table', async () => {
+  it('gives buildRoutingPlan the account\'s active configs, methods, fees and rules, in two statements', async () => {
     const m = await createMerchant(stack);
     const cheap = await createConfig(stack, m, provider.id, { name: 'Cheap' });
     const pricey = await createConfig(stack, m, provider.id, { name: 'Pricey' });
@@ -453,13 +453,18 @@ describe('loadRoutingInputs', () => {
     stack.db.on('query', onQuery);
     const inputs = await loadRoutingInputs(stack.db, 'production', m.account.id);
     stack.db.off('query', onQuery);
-    expect(queries.filter((sql) => /^select/i.test(sql))).toHaveLength(5);
+    // The configs with their providers and methods, then the fees and rules (every confirm plans).
+    expect(queries.filter((sql) => /^select/i.test(sql.trim()))).toHaveLength(2);
 
     expect(inputs.configs.map((c) => c.id)).toEqual([cheap.id, pricey.id, euroOnly.id]);
     expect(JSON.stringify(inputs)).not.toMatch(/credentials|api_key/);
     expect(inputs.providers).toHaveLength(1);
     expect(inputs.providers[0]).toMatchObject({ id: provider.id, identifier: 'sandbox' });
     expect(inputs.providers[0].methods).toHaveLength(4);
+    expect(inputs.providers[0].methods.find((m) => m.network === 'VISA')).toEqual({
+      id: method(provider, 'VISA'), payment_provider_id: provider.id, name: expect.any(String), category: expect.any(String), type: expect.any(String),
+      network: 'VISA', installments_supported: expect.any(Boolean), txn_mappings: expect.any(Array),
+    });
     expect(inputs.configs[0].fees[0]).toMatchObject({ volume_fee: 1.5, fixed_fee: 30, fixed_fee_currency: 'USD', installment_count: 1 });
     expect(inputs.configs[2].rules).toEqual([expect.objectContaining({ conditions: { currency: { eq: 'EUR' } } })]);
 
