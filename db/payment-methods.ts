@@ -160,7 +160,11 @@ export interface CardForAuthorization {
  */
 export async function loadCardForAuthorization(db: Knex, vault: Vault, env: Environment, use: CardUse): Promise<CardForAuthorization | undefined> {
   const row = await findUsableCard(db, env, use);
-  if (!row) return undefined;
+  return row && cardForAuthorization(vault, row);
+}
+
+/** A card found usable (findUsableCard), opened for an authorization. */
+export function cardForAuthorization(vault: Vault, row: PaymentMethodRow): CardForAuthorization {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
-import { loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
-import { findCharge, findPayment, insertCharge, updateCharge, type PaymentRow } from '../../db/payments';
+import { cardForAuthorization, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
+import { findCharge, findPayment, insertCharge, updateCharge } from '../../db/payments';
 import {
   firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
   type ReconcileResult,
@@ -16,7 +16,7 @@ import { authenticationReturnUrl, providerWebhookUrl } from '../../lib/public-ur
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
 import { notificationTarget, verifiedNotification } from './notifications';
-import { cardUse, type CreateAndPlan } from './records';
+import { cardUse, type CreateAndPlan, type Written } from './records';
 
 /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
 async function captureAfterApproval(args: AttemptArgs, approved: Approved, provider: OpenProvider, currency: string): Promise<OperationOutput> {
@@ -83,10 +83,11 @@ export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Aut
 }
 
 /**
- * One attempt; `written` is the payment row as the same activity just wrote it (with its plan): then no
- * charge of the payment can exist yet, and neither is read again.
+ * One attempt; `written` is what the same activity just wrote and found with the plan (the payment row
+ * as it left it, the card it checked against that row): then no charge of the payment can exist yet, and
+ * none of them is read again.
  */
-export type Authorize = (args: AttemptArgs, written?: PaymentRow) => Promise<AttemptResult>;
+export type Authorize = (args: AttemptArgs, written?: Written) => Promise<AttemptResult>;
 
 /** The attempt activities: a charge at the provider, and the reconciliation of one whose outcome is unknown. */
 export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> & { authorize: Authorize } {
@@ -109,7 +110,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
    */
   const authorize: Authorize = async (args, written) => {
     const env = args.environment;
-    const [existing, payment] = written ? [undefined, written] : await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
+    const [existing, payment] = written ? [undefined, written.payment] : await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
     // A retry after this activity committed its outcome (the worker died before reporting it): answer
     // with what was recorded instead of calling the processor again.
     if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
@@ -148,8 +149,9 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
 
     // Re-checked here, against the payment's account and customer in Postgres: an attempt told a card
     // of another account, another customer or another payment (a forged workflow start, say), or one
-    // deleted or used up meanwhile, declines without anything sent to the processor.
-    const card = await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
+    // deleted or used up meanwhile, declines without anything sent to the processor. Made with the row,
+    // the check its plan made a moment ago in this same activity, against the row it wrote, stands.
+    const card = written?.card ? cardForAuthorization(vault, written.card) : await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
     if (!card) {
       return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
     }

@@ -36,10 +36,13 @@ function isPlannedCandidate(value: unknown): value is PlannedCandidate {
 }
 
 /**
- * The row and its plan in one transaction; `written` is the payment row as this call wrote it (absent
- * when an earlier try had: its plan is then found, not made).
+ * The row and its plan in one transaction; `written` is what this call wrote and found (absent when an
+ * earlier try wrote the row: its plan is then found, not made).
  */
-export type CreateAndPlan = (args: CreateAndPlanArgs) => Promise<{ plan: PlanResult; written?: PaymentRow }>;
+export type CreateAndPlan = (args: CreateAndPlanArgs) => Promise<{ plan: PlanResult; written?: Written }>;
+
+/** What a create-and-plan wrote and found: the payment row as it left it, and the card it found usable for it. */
+export interface Written { payment: PaymentRow; card: PaymentMethodRow | undefined }
 
 /** A confirm's plan before it is stored: the card it may use (none: nothing is eligible) and the ranked candidates. */
 interface Planned { card: PaymentMethodRow | undefined; hints: RoutingHints; routingPlan: RoutingPlan; planned: PlannedCandidate[] }
@@ -206,7 +209,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       const created = paymentEvent(input, 'payment_intent.created', inserted, input.context);
       const { event: processing, row } = await storePlan(trx, args, inserted, planned);
       const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
-      return { plan, written: row };
+      return { plan, written: { payment: row, card: planned.card } };
     }, { isolationLevel: 'repeatable read' });
     // The row was there already: written with its plan by an earlier try (which finds that plan).
     return done ?? { plan: await planRoute(args) };
