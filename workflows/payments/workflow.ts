@@ -255,7 +255,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     // Locked from the start: no confirm, capture or cancel can slip in before this confirm's walk.
     return untilCustomerOrEnd(run('confirm', async () => {
       const plan = await recorded;
-      await condition(() => created);
+      // Each condition costs promises (each one a stack trace the SDK records): none when already met.
+      if (!created) await condition(() => created);
       return confirmWalk(confirm, plan);
     }));
   });
@@ -560,6 +561,6 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     const seen = moment();
     await condition(() => moment() !== seen);
   }
-  await condition(allHandlersFinished);
+  if (!allHandlersFinished()) await condition(allHandlersFinished);
   return state;
 }
