@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
 import {
-  CARDS, card, createPayment, getPayment, newCustomer, paymentsFixture, PaymentsFixture, savedCard, startSimulator, TestSimulator,
+  CARDS, card, confirm, createPayment, getPayment, newCustomer, paymentsFixture, PaymentsFixture, savedCard, startSimulator, TestSimulator,
 } from '../support/payments';
 import { eventually } from '../support/worker-process';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
@@ -110,6 +110,16 @@ describe('creating and confirming in one request', () => {
     expect(res.body.data.last_error).toMatchObject({ code: 'no_eligible_provider' });
     expect(res.body.data.charges).toEqual([]);
     expect((await stack.db('live.payment_methods').where({ id: res.body.data.payment_method_id }).first()).pan_encrypted).toBe('');
+
+    // Confirmed again, with another card and every provider allowed: a walk of its own, with its own
+    // first attempt (nothing of the create's confirm carried over).
+    const again = await confirm(stack, f.merchant, res.body.data.id, { payment_method: card(CARDS.mastercard), routing: { exclude_provider_config_ids: [] } });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data).toMatchObject({ status: 'SUCCEEDED', amount_received: 1000 });
+    const paid = await getPayment(stack, f.merchant, res.body.data.id);
+    expect(paid.charges).toHaveLength(1);
+    expect(paid.charges[0]).toMatchObject({ status: 'CAPTURED', attempt_no: 1, payment_method_id: again.body.data.payment_method_id });
+    expect(again.body.data.payment_method_id).not.toBe(res.body.data.payment_method_id);
   });
 
   it('pays with a saved card of the customer named in the same request', async () => {

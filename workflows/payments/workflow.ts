@@ -367,6 +367,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
    * throws: the payment always ends the walk in a status.
    */
   async function walk(confirm: ConfirmInput, planned?: PlanResult): Promise<void> {
+    // The first attempt made with the row belongs to this walk (the create's confirm) and to no later one,
+    // whether this walk makes any attempt or not.
+    const fromRow = firstWithRow;
+    firstWithRow = undefined;
     try {
       const plan = planned ?? await localRecords.planRoute(planArgs(confirm));
       state.routingPlanId = plan.routingPlanId;
@@ -387,8 +391,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       for (let i = 0; i < plan.candidates.length; i++) {
         const candidate = plan.candidates[i];
         // The plan's first attempt, when it was made with the row (PaymentInput.authorizeWithRow).
-        const withRowFirst = attemptNo === 0 ? firstWithRow : undefined;
-        firstWithRow = undefined;
+        const withRowFirst = attemptNo === 0 ? fromRow : undefined;
         const made = withRowFirst?.result;
         state.currentIndex = i;
         // Its outcome known, the candidate goes up with the status it led to (one upsert instead of two),
