@@ -39,12 +39,12 @@ const FEES = 'payment_provider_config_fees';
 const RULES = 'payment_provider_config_routing_rules';
 
 /**
- * The fees and routing rules of some configs by config id, in two queries: newest first (as the API
- * shows them), or by id (as the routing plan reads them).
+ * The fees and routing rules of some configs by config id, newest first, as the API shows them (a
+ * routing plan reads them with routingFeesAndRulesOf).
  */
-export async function feesAndRulesOf(db: Knex, env: Environment, configIds: string[], order: 'newest' | 'id' = 'newest'): Promise<FeesAndRules> {
+export async function feesAndRulesOf(db: Knex, env: Environment, configIds: string[]): Promise<FeesAndRules> {
   if (!configIds.length) return { fees: new Map(), rules: new Map() };
-  const sorted = (q: Knex.QueryBuilder) => (order === 'id' ? q.orderBy('id') : q.orderBy('created_at', 'desc').orderBy('id', 'desc'));
+  const sorted = (q: Knex.QueryBuilder) => q.orderBy('created_at', 'desc').orderBy('id', 'desc');
   const fees: ProviderConfigFeeRow[] = await sorted(db(envTable(env, FEES)).whereIn('payment_provider_config_id', configIds));
   const rules: RoutingRuleRow[] = await sorted(db(envTable(env, RULES)).whereIn('payment_provider_config_id', configIds));
   return { fees: groupBy(fees, 'payment_provider_config_id'), rules: groupBy(rules, 'payment_provider_config_id') };

@@ -254,8 +254,8 @@ export interface RoutingInputs {
 
 /**
  * The account's active provider configs with their fees and rules, and the providers (with methods)
- * they use, in the shape `buildRoutingPlan` takes. One query per table, read in one snapshot so that a
- * rule or fee written meanwhile is seen whole or not at all: a repeatable-read transaction of its own,
+ * they use, in the shape `buildRoutingPlan` takes. Two statements, read in one snapshot so that a rule
+ * or fee written meanwhile is seen whole or not at all: a repeatable-read transaction of its own,
  * or the caller's transaction, whose isolation is then the caller's to choose (a savepoint inside it
  * would add two statements and no isolation; the create-and-plan transaction is repeatable read).
  */
@@ -287,7 +287,6 @@ async function readRoutingInputs(trx: Knex, env: Environment, accountId: string)
   // One entry per provider, in the order its first config comes.
   const providerRows = [...new Map(configRows.map((c) => [c.payment_provider_id, c])).values()]
     .map((c) => ({ id: c.payment_provider_id, name: c.provider_name, identifier: c.provider_identifier, methods: c.provider_methods }));
-  const methodsByProvider = new Map(providerRows.map((p) => [p.id, p.methods]));
   const { fees: feesByConfig, rules: rulesByConfig } = await routingFeesAndRulesOf(trx, env, configIds);
   return {
     configs: configRows.map((c) => ({
@@ -313,7 +312,7 @@ async function readRoutingInputs(trx: Knex, env: Environment, accountId: string)
       id: p.id,
       name: p.name,
       identifier: p.identifier,
-      methods: (methodsByProvider.get(p.id) ?? []).map((m) => ({
+      methods: p.methods.map((m) => ({
         id: m.id,
         payment_provider_id: m.payment_provider_id,
         name: m.name,
