@@ -2,7 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
-import { hasEnabledEndpoint } from './webhooks';
+import { enabledEndpointQuery, hasEnabledEndpoint } from './webhooks';
 
 /**
  * The events store: each environment's `events` table, the timeline behind every transition and the
@@ -61,7 +61,27 @@ const events = (db: Knex, env: Environment) => db<EventRow>(envTable(env, 'event
 /** Appends event records (the `event` resource, version 1) to an environment's timeline; answers their ids in order. */
 export async function appendEvents(db: Knex, env: Environment, records: EventRecord[]): Promise<string[]> {
   if (!records.length) return [];
-  const rows = records.map((e) => ({
+  const rows = eventRows(records);
+  await db(envTable(env, 'events')).insert(rows);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Appends one account's event records and answers the ids to fan out to webhooks: all of them when the
+ * account has an enabled endpoint, none when it has not (see `idsToPublish`). One statement: the insert
+ * returns whether an endpoint is enabled, read in the snapshot the events are written in.
+ */
+export async function appendEventsToPublish(db: Knex, env: Environment, accountId: string, records: EventRecord[]): Promise<string[]> {
+  if (!records.length) return [];
+  const rows = eventRows(records);
+  const [first] = await db(envTable(env, 'events')).insert(rows)
+    .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)])) as { publish: boolean }[];
+  return first.publish ? rows.map((r) => r.id) : [];
+}
+
+/** The rows of some event records; `data` goes in as JSON text (jsonb): the typed builder would want the parsed object. */
+function eventRows(records: EventRecord[]) {
+  return records.map((e) => ({
     id: newId('evt'),
     event: e.event,
     account_id: e.accountId,
@@ -84,9 +104,6 @@ export async function appendEvents(db: Knex, env: Environment, records: EventRec
     routing_plan_id: e.routingPlanId ?? null,
     attempt_id: e.attemptId ?? null,
   }));
-  // `data` goes in as JSON text (jsonb); the typed builder would want the parsed object.
-  await db(envTable(env, 'events')).insert(rows);
-  return rows.map((r) => r.id);
 }
 
 /**

@@ -183,8 +183,13 @@ export async function enabledEndpointsOf(db: Knex, env: Environment, accountId: 
   return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select('id', 'events');
 }
 
+/** The select of an account's first enabled endpoint, for a statement that asks whether one exists. */
+export function enabledEndpointQuery(db: Knex, env: Environment, accountId: string): Knex.QueryBuilder {
+  return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select('id').limit(1);
+}
+
 export async function hasEnabledEndpoint(db: Knex, env: Environment, accountId: string): Promise<boolean> {
-  return (await endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).first('id')) !== undefined;
+  return (await enabledEndpointQuery(db, env, accountId)).length > 0;
 }
 
 // Endpoint health, written with each attempt (in its transaction).

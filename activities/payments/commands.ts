@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { appendEvents, idsToPublish } from '../../db/events';
+import { appendEventsToPublish } from '../../db/events';
 import { eraseSingleUseCards } from '../../db/payment-methods';
 import { ChargeRow, findCharge, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
 import type { Environment } from '../../db/environments';
@@ -28,10 +28,10 @@ async function recordCapture(db: Knex, args: Recording, capturedAmount: number, 
       status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedAmount, pending_operation: null, last_error: null,
     });
     await eraseSingleUseCards(trx, env, args.paymentId);
-    const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
+    const eventIds = await appendEventsToPublish(trx, env, args.accountId, [
       chargeEvent(args, 'charge.succeeded', updated, args.context),
       paymentEvent(args, 'payment_intent.succeeded', payment, args.context, { chargeId: args.chargeId }),
-    ]));
+    ]);
     return { paymentStatus: 'SUCCEEDED' as const, capturedAmount, eventIds };
   });
 }
@@ -51,8 +51,7 @@ async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; re
     const payment = await updatePayment(trx, env, args.paymentId, {
       status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null, next_action: null,
     });
-    const eventIds = await appendEvents(trx, env, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]);
-    return { eventIds: await idsToPublish(trx, env, args.accountId, eventIds) };
+    return { eventIds: await appendEventsToPublish(trx, env, args.accountId, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]) };
   });
 }
 
@@ -162,9 +161,9 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
           pending_operation: null,
           last_error: { code, decline_code: outcome.declineCode, charge_id: pending.chargeId, message: outcome.message ?? null },
         });
-        const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, [
+        const eventIds = await appendEventsToPublish(trx, env, args.accountId, [
           chargeEvent(recording, `charge.${code}`, updated, args.context),
-        ]));
+        ]);
         return { paymentStatus: payment.status, capturedAmount: Number(payment.amount_received ?? 0), eventIds };
       });
     },

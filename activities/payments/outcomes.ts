@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { paymentTransitions } from '../metrics';
-import { appendEvents, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
+import { appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { cardDisplay, eraseSingleUseCards } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
 import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
@@ -185,7 +185,7 @@ export async function applyOutcome(
         await eraseSingleUseCards(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
       }
     }
-    const eventIds = await idsToPublish(trx, env, args.accountId, await appendEvents(trx, env, events));
+    const eventIds = await appendEventsToPublish(trx, env, args.accountId, events);
     // Last: the minute's health row is shared by every outcome at the config, so its lock is held briefly.
     await countHealth(trx, env, current, outcome, exchanges, cardNetwork);
     return {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { appendEvents, idsToPublish, type EventRecord } from '../../db/events';
+import { appendEventsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
 import { eraseSingleUseCards, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, insertPayment, updatePayment, type PaymentRow } from '../../db/payments';
@@ -154,7 +154,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
 
   /** Appends the events of one transaction; answers the ids to fan out (none when nobody listens). */
   async function append(trx: Knex.Transaction, ref: PaymentRef, records: EventRecord[]): Promise<string[]> {
-    return idsToPublish(trx, ref.environment, ref.accountId, await appendEvents(trx, ref.environment, records));
+    return appendEventsToPublish(trx, ref.environment, ref.accountId, records);
   }
 
   async function planRoute(args: PlanArgs): Promise<PlanResult> {

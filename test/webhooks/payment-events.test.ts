@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { appendEventsToPublish, eventsByIds } from '../../db/events';
+import { envTable } from '../../db/environments';
+import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
-import { enabledEndpoint, expectVerified, Receiver, waitFor } from './support';
+import { enabledEndpoint, environmentOf, expectVerified, Receiver, waitFor } from './support';
 
 let sim: TestSimulator;
 let stack: TestStack;
@@ -43,5 +45,34 @@ describe('payment events as webhooks', () => {
     expect(succeeded.headers['webhook-id']).toBe(payload.id);
     expect(delivered.map((r) => r.type).sort()).toEqual(['charge.succeeded', 'payment_intent.succeeded']);
     expect(succeeded.body).not.toContain(CARDS.visa);
+  });
+
+  it('offers a transaction\'s events to the fan-out only while the account has an enabled endpoint, and writes them either way', async () => {
+    const f = await paymentsFixture(stack);
+    const env = environmentOf(f.merchant);
+    const append = (db = stack.db) => appendEventsToPublish(db, env, f.merchant.account.id, [
+      { event: 'payment_intent.created', accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId },
+      { event: 'payment_intent.processing', accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId },
+    ]);
+    const count = async () => Number((await stack.db(envTable(env, 'events')).where({ account_id: f.merchant.account.id }).count({ n: '*' }))[0].n);
+
+    // No endpoint yet: nothing to fan out, but the timeline has the events.
+    const eventsBefore = await count();
+    expect(await stack.db.transaction((trx) => append(trx))).toEqual([]);
+    expect(await count()).toBe(eventsBefore + 2);
+
+    const endpoint = await enabledEndpoint(stack, f.merchant, receiver);
+    const published = await append();
+    expect(published).toHaveLength(2);
+    expect((await eventsByIds(stack.db, env, published)).map((e) => e.event)).toEqual(['payment_intent.created', 'payment_intent.processing']);
+
+    // Another account's endpoint does not count; a disabled one does not either.
+    const other = await paymentsFixture(stack);
+    expect(await appendEventsToPublish(stack.db, environmentOf(other.merchant), other.merchant.account.id, [
+      { event: 'payment_intent.created', accountId: other.merchant.account.id, workspaceId: other.merchant.workspaceId },
+    ])).toEqual([]);
+    const off = await stack.http.patch(`/v1/webhook-endpoints/${endpoint.id}`).set(bearer(f.merchant.secretKey)).send({ disabled: true });
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect(await append()).toEqual([]);
   });
 });
