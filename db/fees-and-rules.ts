@@ -56,14 +56,14 @@ export type RoutingFeeRow = Omit<ProviderConfigFeeRow, 'created_at' | 'updated_a
 export type RoutingRuleConditions = Omit<RoutingRuleRow, 'created_at' | 'updated_at'>;
 
 /**
- * The fees and routing rules of some configs by config id, by id, as a routing plan reads them: one
- * statement (a payment's plan is on the hot path of every confirm), each table aggregated to JSON.
+ * The fees and routing rules of some configs by config id, by id, as a routing plan reads them, and the
+ * one value `alongside` selects from another store (the account's routing settings): one statement (a
+ * payment's plan is on the hot path of every confirm), each table aggregated to JSON.
  */
-export async function routingFeesAndRulesOf(db: Knex, env: Environment, configIds: string[]): Promise<{
-  fees: Map<string, RoutingFeeRow[]>; rules: Map<string, RoutingRuleConditions[]>;
+export async function routingFeesAndRulesOf(db: Knex, env: Environment, configIds: string[], alongside: Knex.QueryBuilder): Promise<{
+  fees: Map<string, RoutingFeeRow[]>; rules: Map<string, RoutingRuleConditions[]>; alongside: unknown;
 }> {
-  if (!configIds.length) return { fees: new Map(), rules: new Map() };
-  const { rows: [row] } = await db.raw<{ rows: [{ fees: RoutingFeeRow[]; rules: RoutingRuleConditions[] }] }>(`
+  const { rows: [row] } = await db.raw<{ rows: [{ fees: RoutingFeeRow[]; rules: RoutingRuleConditions[]; alongside: unknown }] }>(`
     SELECT
       (SELECT coalesce(json_agg(json_build_object(
           'id', f.id, 'payment_provider_config_id', f.payment_provider_config_id, 'payment_provider_method_id', f.payment_provider_method_id,
@@ -73,9 +73,10 @@ export async function routingFeesAndRulesOf(db: Knex, env: Environment, configId
       (SELECT coalesce(json_agg(json_build_object(
           'id', r.id, 'payment_provider_config_id', r.payment_provider_config_id, 'conditions', r.conditions
         ) ORDER BY r.id), '[]')
-        FROM ?? r WHERE r.payment_provider_config_id = ANY(?)) AS rules`,
-  [envTable(env, FEES), configIds, envTable(env, RULES), configIds]);
-  return { fees: groupBy(row.fees, 'payment_provider_config_id'), rules: groupBy(row.rules, 'payment_provider_config_id') };
+        FROM ?? r WHERE r.payment_provider_config_id = ANY(?)) AS rules,
+      ? AS alongside`,
+  [envTable(env, FEES), configIds, envTable(env, RULES), configIds, alongside]);
+  return { fees: groupBy(row.fees, 'payment_provider_config_id'), rules: groupBy(row.rules, 'payment_provider_config_id'), alongside: row.alongside };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -7,10 +7,12 @@ import { maskCredentials } from '../lib/providers/credentials';
 import { groupBy } from '../lib/group-by';
 import { newId } from '../lib/ids';
 import type { Conditions } from '../lib/routing/conditions';
+import type { RoutingSettings } from '../lib/routing/adaptive-contract';
 import type { RoutingConfig, RoutingFee, RoutingMethod, RoutingProvider } from '../lib/routing/plan';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from './environments';
 import { feesAndRulesOf, ProviderConfigFeeRow, routingFeesAndRulesOf, RoutingRuleRow } from './fees-and-rules';
+import { routingSettingsFrom, routingSettingsQuery, type RoutingSettingsPatch } from './routing-settings';
 
 type Json = Record<string, unknown>;
 
@@ -246,15 +248,20 @@ export interface RoutingInputConfig extends RoutingConfig {
   fees: (RoutingFee & { id: string })[];
 }
 
-/** What `buildRoutingPlan` needs besides the payment and the hints. Never holds credentials. */
+/**
+ * What `buildRoutingPlan` needs besides the payment and the hints, and the account's routing settings
+ * (defaults filled) for its adaptive part. Never holds credentials.
+ */
 export interface RoutingInputs {
   configs: RoutingInputConfig[];
   providers: RoutingInputProvider[];
+  settings: RoutingSettings;
 }
 
 /**
- * The account's active provider configs with their fees and rules, and the providers (with methods)
- * they use, in the shape `buildRoutingPlan` takes. Two statements, read in one snapshot so that a rule
+ * The account's active provider configs with their fees and rules, the providers (with methods) they
+ * use, in the shape `buildRoutingPlan` takes, and the account's routing settings (the defaults when it
+ * has no config: nothing to route). Two statements, read in one snapshot so that a rule
  * or fee written meanwhile is seen whole or not at all: a repeatable-read transaction of its own,
  * or the caller's transaction, whose isolation is then the caller's to choose (a savepoint inside it
  * would add two statements and no isolation; the create-and-plan transaction is repeatable read).
@@ -269,7 +276,8 @@ type RoutingConfigRow = ProviderConfigRow & { provider_name: string; provider_id
 
 /**
  * The account's configs with their providers and the providers' methods in one statement, then their
- * fees and rules in another (db/fees-and-rules.ts): every confirm plans, so every statement counts.
+ * fees and rules (db/fees-and-rules.ts) with the routing settings (db/routing-settings.ts) in another:
+ * every confirm plans, so every statement counts.
  */
 async function readRoutingInputs(trx: Knex, env: Environment, accountId: string): Promise<RoutingInputs> {
   const configRows: RoutingConfigRow[] = await trx({ c: envTable(env, 'payment_provider_configs') })
@@ -282,13 +290,15 @@ async function readRoutingInputs(trx: Knex, env: Environment, accountId: string)
         'id', m.id, 'payment_provider_id', m.payment_provider_id, 'name', m.name, 'category', m.category, 'type', m.type,
         'network', m.network, 'installments_supported', m.installments_supported, 'txn_mappings', m.txn_mappings
       ) ORDER BY m.id), '[]') FROM ?? m WHERE m.payment_provider_id = c.payment_provider_id) AS provider_methods`, [envTable(env, 'payment_provider_methods')]));
-  if (configRows.length === 0) return { configs: [], providers: [] };
+  if (configRows.length === 0) return { configs: [], providers: [], settings: routingSettingsFrom(null) };
   const configIds = configRows.map((c) => c.id);
   // One entry per provider, in the order its first config comes.
   const providerRows = [...new Map(configRows.map((c) => [c.payment_provider_id, c])).values()]
     .map((c) => ({ id: c.payment_provider_id, name: c.provider_name, identifier: c.provider_identifier, methods: c.provider_methods }));
-  const { fees: feesByConfig, rules: rulesByConfig } = await routingFeesAndRulesOf(trx, env, configIds);
+  const { fees: feesByConfig, rules: rulesByConfig, alongside: settings } = await routingFeesAndRulesOf(
+    trx, env, configIds, routingSettingsQuery(trx, env, accountId));
   return {
+    settings: routingSettingsFrom(settings as RoutingSettingsPatch | null),
     configs: configRows.map((c) => ({
       id: c.id,
       account_id: c.account_id,

@@ -37,13 +37,26 @@ const writes = (db: Knex, env: Environment) => db(envTable(env, 'routing_setting
 
 /** Stored settings with the defaults filled in (a field added after they were stored takes its default). */
 const filled = (row: Row | undefined): StoredRoutingSettings => ({
-  settings: mergeRoutingSettings(DEFAULT_ROUTING_SETTINGS, row?.settings ?? {}),
+  settings: routingSettingsFrom(row?.settings ?? null),
   updated_at: row?.updated_at ?? null,
 });
 
 /** An account's routing settings and when they changed: the defaults when it has none. */
 export async function findRoutingSettings(db: Knex, env: Environment, accountId: string): Promise<StoredRoutingSettings> {
   return filled(await table(db, env).where({ account_id: accountId }).first());
+}
+
+/**
+ * The select of an account's stored settings (one jsonb value, or no row), for the routing inputs'
+ * statement to read them with the fees and rules; `routingSettingsFrom` fills in the defaults.
+ */
+export function routingSettingsQuery(db: Knex, env: Environment, accountId: string): Knex.QueryBuilder {
+  return table(db, env).where({ account_id: accountId }).select('settings');
+}
+
+/** Settings as `routingSettingsQuery` read them (null: no row), defaults filled. */
+export function routingSettingsFrom(stored: RoutingSettingsPatch | null): RoutingSettings {
+  return mergeRoutingSettings(DEFAULT_ROUTING_SETTINGS, stored ?? {});
 }
 
 /** An account's routing settings, defaults filled: what a routing decision reads. */

@@ -6,9 +6,9 @@ import { findPayment, insertPayment, updatePayment, type PaymentRow } from '../.
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, insertRoutingPlan } from '../../db/routing-plans';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
+import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import type { Environment } from '../../db/environments';
 import { healthWindows } from '../../db/provider-health';
-import { routingSettingsOf } from '../../db/routing-settings';
 import type {
   CreateAndPlanArgs, PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
 } from '../../workflows/payments/contract';
@@ -58,7 +58,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     const env = args.environment;
     const [customer] = payment.customer_id ? await customersByIds(q, env, [payment.customer_id]) : [];
     const inputs = await loadRoutingInputs(q, env, args.accountId);
-    const adaptive = await adaptiveInputs(q, env, args, inputs.configs.map((c) => c.id));
+    const adaptive = await adaptiveInputs(q, env, args, inputs.settings, inputs.configs.map((c) => c.id));
     return buildRoutingPlan({
       payment: {
         amount: Number(payment.amount), currency: payment.currency, installments: args.installments ?? payment.installments,
@@ -74,11 +74,11 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   /**
-   * The account's routing settings and its configs' recent health (docs/routing.md): two indexed reads
-   * of the per-minute rollups. Least cost without elimination needs neither window.
+   * The account's routing settings (read with the routing inputs) and its configs' recent health
+   * (docs/routing.md): two indexed reads of the per-minute rollups. Least cost without elimination needs
+   * neither window.
    */
-  async function adaptiveInputs(q: Knex, env: Environment, args: PlanArgs, configIds: string[]): Promise<RoutingPlanInput['adaptive']> {
-    const settings = await routingSettingsOf(q, env, args.accountId);
+  async function adaptiveInputs(q: Knex, env: Environment, args: PlanArgs, settings: RoutingSettings, configIds: string[]): Promise<RoutingPlanInput['adaptive']> {
     if (settings.strategy === 'least_cost' && !settings.elimination.enabled) return undefined;
     const now = new Date();
     const [success, elimination] = await Promise.all([

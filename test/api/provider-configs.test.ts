@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logger } from '../../lib/logger';
 import { loadProviderCredentials as loadConfigCredentials, loadRoutingInputs } from '../../db/providers';
 import { buildRoutingPlan } from '../../lib/routing/plan';
+import { DEFAULT_ROUTING_SETTINGS } from '../../lib/routing/adaptive-contract';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 import { createConfig, createProvider } from '../support/routing';
 
@@ -434,7 +435,7 @@ describe('credentials never leave the vault', () => {
 });
 
 describe('loadRoutingInputs', () => {
-  it('gives buildRoutingPlan the account\'s active configs, methods, fees and rules, in two statements', async () => {
+  it('gives buildRoutingPlan the account\'s active configs, methods, fees and rules, and the routing settings, in two statements', async () => {
     const m = await createMerchant(stack);
     const cheap = await createConfig(stack, m, provider.id, { name: 'Cheap' });
     const pricey = await createConfig(stack, m, provider.id, { name: 'Pricey' });
@@ -447,6 +448,8 @@ describe('loadRoutingInputs', () => {
     await fee(euroOnly, 0.5);
     await stack.http.post(`/v1/payment-provider-configs/${euroOnly.id}/rules`).set(bearer(m.token)).send({ conditions: { currency: { eq: 'EUR' } } });
     await stack.http.delete(`/v1/payment-provider-configs/${deleted.id}`).set(bearer(m.token));
+    const settings = await stack.http.put('/v1/routing-settings').set(bearer(m.secretKey)).send({ strategy: 'success_rate', elimination: { min_attempts: 7 } });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
 
     const queries: string[] = [];
     const onQuery = (q: { sql: string }) => queries.push(q.sql);
@@ -457,6 +460,10 @@ describe('loadRoutingInputs', () => {
     expect(queries.filter((sql) => /^select/i.test(sql.trim()))).toHaveLength(2);
 
     expect(inputs.configs.map((c) => c.id)).toEqual([cheap.id, pricey.id, euroOnly.id]);
+    // Stored fields as set, the rest the defaults.
+    expect(inputs.settings).toEqual({
+      ...DEFAULT_ROUTING_SETTINGS, strategy: 'success_rate', elimination: { ...DEFAULT_ROUTING_SETTINGS.elimination, min_attempts: 7 },
+    });
     expect(JSON.stringify(inputs)).not.toMatch(/credentials|api_key/);
     expect(inputs.providers).toHaveLength(1);
     expect(inputs.providers[0]).toMatchObject({ id: provider.id, identifier: 'sandbox' });
@@ -475,6 +482,6 @@ describe('loadRoutingInputs', () => {
     expect(plan.candidates.map((c) => [c.payment_provider_config_id, c.estimated_fee])).toEqual([[cheap.id, 180], [pricey.id, 380]]);
     expect(plan.ineligible).toEqual([expect.objectContaining({ payment_provider_config_id: euroOnly.id, reason: 'rules_not_matched' })]);
 
-    expect(await loadRoutingInputs(stack.db, 'sandbox', m.account.id)).toEqual({ configs: [], providers: [] });
+    expect(await loadRoutingInputs(stack.db, 'sandbox', m.account.id)).toEqual({ configs: [], providers: [], settings: DEFAULT_ROUTING_SETTINGS });
   });
 });
