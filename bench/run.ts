@@ -316,6 +316,12 @@ async function main(): Promise<void> {
         };
       };
       for (const [name, concurrency, total] of [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const) {
+        // Each side warmed at this concurrency first: the first run at 16 otherwise opened some twenty
+        // Postgres connections (a backend started, its caches filled, each), which the floor has none of
+        // and which steady traffic does not pay — the pools had reaped them, idle, during the runs at 1.
+        log(`bench: payments ${name}, warming up`);
+        await drive(concurrency * 2, concurrency, async () => { await payOnce(); });
+        await drive(concurrency * 2, concurrency, floorOnce);
         payment[name] = await repeat(`payments ${name}`, async () => {
           const ourCpu = cpuPerPayment(ours, total);
           const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
