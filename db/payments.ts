@@ -135,10 +135,14 @@ export type NewPayment = Pick<PaymentRow,
   'id' | 'account_id' | 'customer_id' | 'checkout_session_id' | 'amount' | 'currency' | 'auto_capture' | 'secure_mode'
   | 'installments' | 'routing' | 'metadata'>;
 
-/** Writes a payment in CREATED; undefined when it already exists (the activity that writes it is retried). */
-export async function insertPayment(db: Knex, env: Environment, payment: NewPayment): Promise<PaymentRow | undefined> {
+/**
+ * Writes a payment in CREATED, or as `confirmed` leaves it (a create that carries a confirm: one write of
+ * the row instead of an insert and an update); undefined when it already exists (the activity that
+ * writes it is retried).
+ */
+export async function insertPayment(db: Knex, env: Environment, payment: NewPayment, confirmed: PaymentPatch = {}): Promise<PaymentRow | undefined> {
   const [row]: PaymentRow[] = await paymentsTable(db, env)
-    .insert({ ...payment, status: 'CREATED', routing: json(payment.routing), metadata: json(payment.metadata) })
+    .insert({ ...payment, status: 'CREATED', routing: json(payment.routing), metadata: json(payment.metadata), ...encoded(confirmed) })
     .onConflict('id').ignore().returning('*');
   return row;
 }
@@ -156,17 +160,21 @@ export interface PaymentPatch {
   return_url?: string | null;
 }
 
+/** A patch as its columns take it: the jsonb ones as JSON text. */
+function encoded(patch: PaymentPatch): Record<string, unknown> {
+  const { last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = patch;
+  return {
+    ...rest,
+    ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}),
+    ...(pending !== undefined ? { pending_operation: pending === null ? null : json(pending) } : {}),
+    ...(nextAction !== undefined ? { next_action: nextAction === null ? null : json(nextAction) } : {}),
+  };
+}
+
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
 export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch): Promise<PaymentRow> {
-  const { last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = patch;
   const [row]: PaymentRow[] = await paymentsTable(db, env).where({ id })
-    .update({
-      ...rest,
-      ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}),
-      ...(pending !== undefined ? { pending_operation: pending === null ? null : json(pending) } : {}),
-      ...(nextAction !== undefined ? { next_action: nextAction === null ? null : json(nextAction) } : {}),
-      updated_at: new Date(),
-    })
+    .update({ ...encoded(patch), updated_at: new Date() })
     .returning('*');
   return row;
 }

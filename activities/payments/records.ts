@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { appendEventsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
 import { eraseSingleUseCards, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
-import { findPayment, insertPayment, updatePayment, type PaymentRow } from '../../db/payments';
+import { findPayment, insertPayment, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, insertRoutingPlan } from '../../db/routing-plans';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
@@ -20,7 +20,7 @@ import { PAYMENT_METHOD_UNAVAILABLE } from './outcomes';
  * Which card the payment `row` may be charged with: the one it was told, re-checked against the
  * payment's account and customer as Postgres has them (a workflow's input is not trusted for this).
  */
-export function cardUse(args: PaymentRef & { paymentMethodId: string }, row: PaymentRow | undefined): CardUse {
+export function cardUse(args: PaymentRef & { paymentMethodId: string }, row: Pick<PaymentRow, 'account_id' | 'customer_id'> | undefined): CardUse {
   return {
     paymentMethodId: args.paymentMethodId,
     // A payment row of another account than the workflow's matches no card at all.
@@ -47,6 +47,36 @@ export interface Written { payment: PaymentRow; card: PaymentMethodRow | undefin
 /** A confirm's plan before it is stored: the card it may use (none: nothing is eligible) and the ranked candidates. */
 interface Planned { card: PaymentMethodRow | undefined; hints: RoutingHints; routingPlan: RoutingPlan; planned: PlannedCandidate[] }
 
+/** The facts of a payment its plan is made from (a row, or the row a create is about to write). */
+type PlannedPayment = Pick<PaymentRow, 'account_id' | 'customer_id' | 'amount' | 'currency' | 'installments' | 'metadata' | 'routing'>;
+
+/** The fields a confirm's plan sets on the payment. */
+type PlanFields = 'status' | 'payment_method_id' | 'return_url' | 'next_action' | 'installments' | 'last_error';
+
+/** What a confirm's plan makes of the payment: PROCESSING, or FAILED when nothing can take it. */
+function plannedPatch(args: PlanArgs, payment: PlannedPayment, { card, planned }: Planned): Required<Pick<PaymentPatch, PlanFields>> {
+  const failed = planned.length === 0;
+  return {
+    status: failed ? 'FAILED' : 'PROCESSING',
+    payment_method_id: args.paymentMethodId,
+    // Each confirm says where the customer goes after authenticating (or nowhere): never an earlier one's.
+    return_url: args.returnUrl ?? null,
+    next_action: null,
+    installments: args.installments ?? payment.installments,
+    last_error: !failed ? null : card
+      ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }
+      : { code: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' },
+  };
+}
+
+/**
+ * Those fields as a payment only created has them: a create that carries a confirm writes its row once,
+ * as the plan leaves it, and its `payment_intent.created` shows the row as a create alone writes it.
+ */
+function asCreated(payment: NewPayment): Pick<PaymentRow, PlanFields> {
+  return { status: 'CREATED', payment_method_id: null, return_url: null, next_action: null, installments: payment.installments, last_error: null };
+}
+
 /** The payment's record and its routing plans: the Postgres-only steps of the walk (local activities). */
 export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute' | 'createPaymentAndPlanRoute'> & {
   createPaymentAndPlan: CreateAndPlan;
@@ -54,7 +84,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   const { db } = deps;
 
   /** The plan for a payment and the card it may use: the account's configs ranked for its facts. */
-  async function plan(q: Knex, args: PlanArgs, payment: PaymentRow, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
+  async function plan(q: Knex, args: PlanArgs, payment: PlannedPayment, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
     const env = args.environment;
     const [customer] = payment.customer_id ? await customersByIds(q, env, [payment.customer_id]) : [];
     const inputs = await loadRoutingInputs(q, env, args.accountId);
@@ -89,7 +119,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   /** The confirm's plan for `payment`, not yet stored. */
-  async function planFor(q: Knex, args: PlanArgs, payment: PaymentRow): Promise<Planned> {
+  async function planFor(q: Knex, args: PlanArgs, payment: PlannedPayment): Promise<Planned> {
     const card = await findUsableCard(q, args.environment, cardUse(args, payment));
     const hints: RoutingHints = { ...(payment.routing ?? {}), ...(args.routing ?? {}) };
     // A card the payment may not use makes nothing eligible: the payment fails as payment_method_unavailable.
@@ -102,11 +132,12 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   /**
-   * Stores the plan and moves the payment to PROCESSING (or FAILED); answers the event that says so, to
-   * append, and the payment row as it leaves it.
+   * Stores the plan and moves the payment to PROCESSING (or FAILED), unless `written` is the row already
+   * written so; answers the event that says so, to append, and the payment row as it leaves it.
    */
-  async function storePlan(trx: Knex.Transaction, args: PlanArgs, payment: PaymentRow, { card, hints, routingPlan, planned }: Planned): Promise<{ event: EventRecord; row: PaymentRow }> {
+  async function storePlan(trx: Knex.Transaction, args: PlanArgs, payment: PlannedPayment, planned: Planned, written?: PaymentRow): Promise<{ event: EventRecord; row: PaymentRow }> {
     const env = args.environment;
+    const { hints, routingPlan } = planned;
     await insertRoutingPlan(trx, env, {
       id: args.routingPlanId,
       account_id: args.accountId,
@@ -114,20 +145,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       request_id: args.context.requestId ?? null,
       trace_id: args.context.traceId ?? null,
       candidates: routingPlan.candidates,
-      metadata: { ineligible: routingPlan.ineligible, hints, planned, payment_method_id: args.paymentMethodId },
+      metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
-    const failed = planned.length === 0;
-    const row = await updatePayment(trx, env, args.paymentId, {
-      status: failed ? 'FAILED' : 'PROCESSING',
-      payment_method_id: args.paymentMethodId,
-      // Each confirm says where the customer goes after authenticating (or nowhere): never an earlier one's.
-      return_url: args.returnUrl ?? null,
-      next_action: null,
-      installments: args.installments ?? payment.installments,
-      last_error: !failed ? null : card
-        ? { code: 'no_eligible_provider', message: 'No payment provider can take this payment.' }
-        : { code: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' },
-    });
+    const failed = planned.planned.length === 0;
+    const row = written ?? await updatePayment(trx, env, args.paymentId, plannedPatch(args, payment, planned));
     // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
     if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
     return { event: paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }), row };
@@ -135,9 +156,12 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
 
   /** Writes the payment row (and a guest customer); undefined when an earlier try wrote it. */
   async function insertPaymentRecord(trx: Knex.Transaction, input: PaymentInput): Promise<PaymentRow | undefined> {
-    const env = input.environment;
-    if (input.guestCustomer) await insertGuestCustomer(trx, env, input.accountId, input.guestCustomer);
-    return insertPayment(trx, env, {
+    if (input.guestCustomer) await insertGuestCustomer(trx, input.environment, input.accountId, input.guestCustomer);
+    return insertPayment(trx, input.environment, newPaymentOf(input));
+  }
+
+  function newPaymentOf(input: PaymentInput): NewPayment {
+    return {
       id: input.paymentId,
       account_id: input.accountId,
       customer_id: input.guestCustomer?.id ?? input.customerId ?? null,
@@ -149,7 +173,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       installments: input.installments,
       routing: input.routing ?? {},
       metadata: input.metadata ?? {},
-    });
+    };
   }
 
   /** Appends the events of one transaction; answers the ids to fan out (none when nobody listens). */
@@ -203,11 +227,15 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
 
   async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs): ReturnType<CreateAndPlan> {
     const done = await db.transaction(async (trx) => {
-      const inserted = await insertPaymentRecord(trx, input);
-      if (!inserted) return undefined;
-      const planned = await planFor(trx, args, inserted);
-      const created = paymentEvent(input, 'payment_intent.created', inserted, input.context);
-      const { event: processing, row } = await storePlan(trx, args, inserted, planned);
+      const env = input.environment;
+      if (input.guestCustomer) await insertGuestCustomer(trx, env, input.accountId, input.guestCustomer);
+      // Planned from the row about to be written, which is then written once, as the plan leaves it.
+      const payment = newPaymentOf(input);
+      const planned = await planFor(trx, args, payment);
+      const row = await insertPayment(trx, env, payment, plannedPatch(args, payment, planned));
+      if (!row) return undefined;
+      const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
+      const { event: processing } = await storePlan(trx, args, row, planned, row);
       const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
       return { plan, written: { payment: row, card: planned.card } };
     }, { isolationLevel: 'repeatable read' });

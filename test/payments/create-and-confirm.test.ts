@@ -81,6 +81,31 @@ describe('creating and confirming in one request', () => {
     expect(decoded).toContain(res.body.data.payment_method_id);
   });
 
+  it('writes the row once, as its plan leaves it, and its payment_intent.created shows the payment as a create alone does', async () => {
+    const eventOf = async (paymentId: string, type: string) => {
+      const res = await stack.http.get(`/v1/events?payment_id=${paymentId}&type=${type}`).set(bearer(f.merchant.secretKey));
+      expect(res.body.total, JSON.stringify(res.body)).toBe(1);
+      return res.body.data[0].data.object;
+    };
+    const body = { amount: 2402, currency: 'USD', installments: 1, metadata: { order: 'o-1' } };
+    const confirmed = await createConfirmed(f.merchant, { ...body, payment_method: card(CARDS.visa), return_url: 'https://shop.example/back' });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(201);
+    const alone = await createPayment(stack, f.merchant, body);
+    expect(alone.status, JSON.stringify(alone.body)).toBe(201);
+
+    const [createdConfirmed, createdAlone] = [await eventOf(confirmed.body.data.id, 'payment_intent.created'), await eventOf(alone.body.data.id, 'payment_intent.created')];
+    const differing = ['id', 'created_at', 'updated_at', 'customer_id'];
+    const without = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => !differing.includes(k)));
+    expect(without(createdConfirmed)).toEqual(without(createdAlone));
+    expect(createdConfirmed).toMatchObject({ status: 'CREATED', payment_method_id: null, last_error: null });
+    // The next event and the row itself carry what the confirm set.
+    expect(await eventOf(confirmed.body.data.id, 'payment_intent.processing')).toMatchObject({
+      status: 'PROCESSING', payment_method_id: confirmed.body.data.payment_method_id,
+    });
+    const row = await stack.db('live.payments').where({ id: confirmed.body.data.id }).first();
+    expect(row).toMatchObject({ status: 'SUCCEEDED', payment_method_id: confirmed.body.data.payment_method_id, return_url: 'https://shop.example/back', installments: 1 });
+  });
+
   it('authorizes only with auto_capture: false (AUTHORIZED), and the payment can then be captured', async () => {
     const res = await createConfirmed(f.merchant, { auto_capture: false, payment_method: card(CARDS.mastercard) });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
