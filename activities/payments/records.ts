@@ -132,10 +132,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   /**
-   * Stores the plan and moves the payment to PROCESSING (or FAILED), unless `written` is the row already
-   * written so; answers the event that says so, to append, and the payment row as it leaves it.
+   * Stores the plan of a payment the caller has moved to PROCESSING (or FAILED) with `plannedPatch`;
+   * answers the event that says so, to append.
    */
-  async function storePlan(trx: Knex.Transaction, args: PlanArgs, payment: PlannedPayment, planned: Planned, written?: PaymentRow): Promise<{ event: EventRecord; row: PaymentRow }> {
+  async function storePlan(trx: Knex.Transaction, args: PlanArgs, planned: Planned, row: PaymentRow): Promise<EventRecord> {
     const env = args.environment;
     const { hints, routingPlan } = planned;
     await insertRoutingPlan(trx, env, {
@@ -148,10 +148,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
     const failed = planned.planned.length === 0;
-    const row = written ?? await updatePayment(trx, env, args.paymentId, plannedPatch(args, payment, planned));
     // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
     if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
-    return { event: paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId }), row };
+    return paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId });
   }
 
   /** Writes the payment row (and a guest customer); undefined when an earlier try wrote it. */
@@ -190,7 +189,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
     const planned = await planFor(db, args, payment);
     return db.transaction(async (trx) => {
-      const { event } = await storePlan(trx, args, payment, planned);
+      const row = await updatePayment(trx, args.environment, args.paymentId, plannedPatch(args, payment, planned));
+      const event = await storePlan(trx, args, planned, row);
       return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [event]) };
     });
   }
@@ -235,7 +235,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       const row = await insertPayment(trx, env, payment, plannedPatch(args, payment, planned));
       if (!row) return undefined;
       const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
-      const { event: processing } = await storePlan(trx, args, row, planned, row);
+      const processing = await storePlan(trx, args, planned, row);
       const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
       return { plan, written: { payment: row, card: planned.card } };
     }, { isolationLevel: 'repeatable read' });
