@@ -2,6 +2,7 @@ import { keysetPage, type Cursor, type KeysetPage } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
+import { TIMESTAMPS_AS_ISO, type AsAnswered } from './knex';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -115,6 +116,9 @@ export interface ChargeRow {
 const json = (value: unknown) => JSON.stringify(value);
 const payments = (db: Knex, env: Environment) => db<PaymentRow>(envTable(env, 'payments'));
 const charges = (db: Knex, env: Environment) => db<ChargeRow>(envTable(env, 'charges'));
+/** Reads whose rows go straight into an answer (TIMESTAMPS_AS_ISO). */
+const answeredPayments = (db: Knex, env: Environment) => db<AnsweredPayment>(envTable(env, 'payments')).options(TIMESTAMPS_AS_ISO);
+const answeredCharges = (db: Knex, env: Environment) => db<AnsweredCharge>(envTable(env, 'charges')).options(TIMESTAMPS_AS_ISO);
 /** Untyped builders for writes: jsonb columns take JSON text and `exchanges` a raw append. */
 const paymentsTable = (db: Knex, env: Environment) => db(envTable(env, 'payments'));
 const chargesTable = (db: Knex, env: Environment) => db(envTable(env, 'charges'));
@@ -124,6 +128,14 @@ const chargesTable = (db: Knex, env: Environment) => db(envTable(env, 'charges')
 
 export async function findPayment(db: Knex, env: Environment, id: string): Promise<PaymentRow | undefined> {
   return payments(db, env).where({ id }).first();
+}
+
+/** A payment as read for an answer: its timestamps already the API's text (TIMESTAMPS_AS_ISO). */
+export type AnsweredPayment = AsAnswered<PaymentRow>;
+
+/** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text. */
+export async function readPayment(db: Knex, env: Environment, id: string): Promise<AnsweredPayment | undefined> {
+  return answeredPayments(db, env).where({ id }).first();
 }
 
 /** Some payments by id, in one query (routing plans embed theirs). */
@@ -196,9 +208,9 @@ export type PaymentListStart = { startingAfter: string } | { endingBefore: strin
  */
 export async function listPayments(
   db: Knex, env: Environment, accountId: string, filter: PaymentFilter, start: PaymentListStart, limit: number,
-): Promise<KeysetPage<PaymentRow> | undefined> {
+): Promise<KeysetPage<AnsweredPayment> | undefined> {
   const base = () => {
-    const q = payments(db, env).where({ account_id: accountId });
+    const q = answeredPayments(db, env).where({ account_id: accountId });
     if (filter.status) void q.where({ status: filter.status });
     if (filter.customer_id) void q.where({ customer_id: filter.customer_id });
     return q;
@@ -279,7 +291,10 @@ export async function findChargeByProviderReference(
 }
 
 /** The charges of some payments, each payment's in attempt order (reads with include_charges). */
-export async function chargesOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<ChargeRow[]> {
+/** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
+export type AnsweredCharge = AsAnswered<ChargeRow>;
+
+export async function chargesOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<AnsweredCharge[]> {
   if (!paymentIds.length) return [];
-  return charges(db, env).whereIn('payment_id', paymentIds).orderBy('created_at').orderBy('attempt_no');
+  return answeredCharges(db, env).whereIn('payment_id', paymentIds).orderBy('created_at').orderBy('attempt_no');
 }

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import type { PaymentMethodRow } from '../../db/payment-methods';
-import type { ChargeRow, PaymentRow } from '../../db/payments';
+import type { AnsweredCharge, AnsweredPayment, ChargeRow, PaymentRow } from '../../db/payments';
 import { iso } from '../../lib/timestamps';
 import { PAYMENT_STATUSES } from '../../workflows/payments/contract';
 import { Resource, Timestamp } from '../schemas';
@@ -118,7 +118,7 @@ function withoutCredentialKeys(value: object, depth = 0): Record<string, unknown
     .map(([key, child]) => [key, withoutCredentials(child, depth + 1)]));
 }
 
-export function serializeCharge(row: ChargeRow): Charge {
+export function serializeCharge(row: ChargeRow | AnsweredCharge): Charge {
   const performance = row.performance ?? {};
   return {
     object: 'charge',
@@ -158,7 +158,7 @@ export function serializeCharge(row: ChargeRow): Charge {
 
 /** A payment's embeds: its charges as rows; the others already serialized by their own resources. */
 export interface PaymentEmbeds {
-  charges?: ChargeRow[];
+  charges?: (ChargeRow | AnsweredCharge)[];
   routing_plans?: Payment['routing_plans'];
   customer?: Record<string, unknown> | null;
   events?: Event[];
@@ -166,7 +166,7 @@ export interface PaymentEmbeds {
 }
 
 /** A payment, with the embeds it is given (and only those). */
-export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): Payment {
+export function serializePayment(row: PaymentRow | AnsweredPayment, embeds: PaymentEmbeds = {}): Payment {
   const payment: Payment = {
     object: 'payment',
     id: row.id,
@@ -210,7 +210,7 @@ export function serializePayment(row: PaymentRow, embeds: PaymentEmbeds = {}): P
  * last attempt failed, and which card was used, by network and last4. Nothing about the merchant, the
  * customer, the routing or the card's id. `card` is the payment's card, when it has one.
  */
-export function serializeCheckoutPayment(row: PaymentRow, card?: Pick<PaymentMethodRow, 'card_network' | 'card_last4'> | null): CheckoutPayment {
+export function serializeCheckoutPayment(row: PaymentRow | AnsweredPayment, card?: Pick<PaymentMethodRow, 'card_network' | 'card_last4'> | null): CheckoutPayment {
   const lastError = row.last_error;
   return {
     object: 'payment',

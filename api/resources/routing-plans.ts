@@ -53,7 +53,7 @@ export interface AttemptCharge {
   payment_provider_id: string | null;
   payment_provider_method_id: string | null;
   decline_code: string | null;
-  created_at: Date;
+  created_at: Date | string;
 }
 
 export function serializeAttempt(plan: RoutingPlanRow, charge: AttemptCharge): Attempt {

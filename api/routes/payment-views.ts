@@ -3,7 +3,7 @@ import { addressesByCustomer, customersByIds } from '../../db/customers';
 import type { Environment } from '../../db/environments';
 import { eventsOfPayments } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
-import { chargesOfPayments, findPayment, type PaymentRow } from '../../db/payments';
+import { chargesOfPayments, readPayment, type AnsweredPayment, type PaymentRow } from '../../db/payments';
 import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
 import type { Config } from '../../lib/config';
@@ -25,7 +25,7 @@ export interface PaymentIncludes {
  * Payments as responses with what the include flags ask for: one query per embedded kind, whatever
  * the number of payments (no query per row).
  */
-export async function presentPayments(db: Knex, env: Environment, rows: PaymentRow[], flags: PaymentIncludes): Promise<Payment[]> {
+export async function presentPayments(db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment)[], flags: PaymentIncludes): Promise<Payment[]> {
   if (!rows.length) return [];
   if (!flags.include_charges && !flags.include_routing_plans && !flags.include_events && !flags.include_customer) {
     return rows.map((row) => serializePayment(row));
@@ -56,7 +56,7 @@ export async function presentPayments(db: Knex, env: Environment, rows: PaymentR
 }
 
 /** A payment as a publishable key sees it, with its card's network and last4 (see serializeCheckoutPayment). */
-export async function presentCheckoutPayment(db: Knex, env: Environment, row: PaymentRow): Promise<CheckoutPayment> {
+export async function presentCheckoutPayment(db: Knex, env: Environment, row: PaymentRow | AnsweredPayment): Promise<CheckoutPayment> {
   const card = row.payment_method_id ? await cardDisplay(db, env, row.account_id, row.payment_method_id) : undefined;
   return serializeCheckoutPayment(row, card ?? null);
 }
@@ -66,9 +66,9 @@ export async function presentCheckoutPayment(db: Knex, env: Environment, row: Pa
  * the embeds asked for and its workflow link.
  */
 export async function respondWithPayment(
-  deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: PaymentRow,
+  deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: PaymentRow | AnsweredPayment,
 ): Promise<Payment> {
-  const row = read ?? await findPayment(deps.db, env, id);
+  const row = read ?? await readPayment(deps.db, env, id);
   if (!row) throw new Error(`payment ${id} is missing`);
   const [payment] = await presentPayments(deps.db, env, [row], flags);
   payment.temporal = paymentWorkflowLink(deps.config, id);

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { findAccountCustomer, insertGuestCustomer } from '../../db/customers';
 import type { Environment } from '../../db/environments';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { findPayment, listPayments, type PaymentListStart } from '../../db/payments';
+import { findPayment, listPayments, readPayment, type PaymentListStart } from '../../db/payments';
 import { newId } from '../../lib/ids';
 import { isAlreadyStarted } from '../../workflows/client';
 import {
@@ -97,7 +97,7 @@ const CreateBody = Obj({
 const isPublishable = (principal: Principal) => principal.kind === 'api_key' && principal.keyType === 'PUBLISHABLE';
 
 const findVisiblePayment = (deps: ApiDeps, access: Parameters<typeof findVisible>[0], id: string) =>
-  findVisible(access, 'payment', (env) => findPayment(deps.db, env, id));
+  findVisible(access, 'payment', (env) => readPayment(deps.db, env, id));
 
 /** The row's status, for the answer to a command the payment's finished workflow can no longer take. */
 const statusOf = (deps: ApiDeps, env: Environment) => async (paymentId: string) => (await findPayment(deps.db, env, paymentId))?.status;

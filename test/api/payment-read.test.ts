@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envTable } from '../../db/environments';
 import { newId } from '../../lib/ids';
+import { chargesOfPayments, readPayment } from '../../db/payments';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -115,5 +116,26 @@ describe('GET /v1/payments/:id', () => {
     const unknown = await stack.http.get(`/v1/payments/${id}?expand=all`).set(bearer(m.secretKey));
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.details.reason).toBe('unknown_field');
+  });
+
+  it('reads its timestamps as the API shows them whatever the session time zone, as a Date read shows them', async () => {
+    const id = await seedPayment(m.account.id);
+    // Given with microseconds; the column keeps milliseconds (rounded: 10:00:02.000).
+    await stack.db(envTable('production', 'charges')).insert({
+      id: newId('ch'), payment_id: id, account_id: m.account.id, status: 'DECLINED', amount: 12_345, currency: 'EUR', attempt_no: 1,
+      routing_origin: 'MERCHANT_DIRECT', created_at: stack.db.raw("'2026-03-01 10:00:01.999999+00'::timestamptz"), updated_at: updated,
+    });
+    for (const zone of ['UTC', 'Asia/Kolkata', 'America/St_Johns']) {
+      await stack.db.transaction(async (trx) => {
+        await trx.raw(`SET LOCAL TIME ZONE '${zone}'`);
+        const row = await readPayment(trx, 'production', id);
+        expect([zone, row?.created_at, row?.updated_at]).toEqual([zone, '2026-03-01T10:00:00.123Z', '2026-03-01T10:00:05.456Z']);
+        const [charge] = await chargesOfPayments(trx, 'production', [id]);
+        const asDates = await trx(envTable('production', 'charges')).where({ payment_id: id }).first();
+        expect([zone, charge.created_at, charge.updated_at])
+          .toEqual([zone, asDates.created_at.toISOString(), '2026-03-01T10:00:05.456Z']);
+        expect(charge.created_at).toBe('2026-03-01T10:00:02.000Z');
+      });
+    }
   });
 });
