@@ -1,6 +1,14 @@
 // What the bench's scenarios measure with: a fixed-concurrency driver and the percentiles of its latencies.
 
+import { readFileSync } from 'node:fs';
+
 export const round = (n: number) => Math.round(n * 100) / 100;
+
+/** CPU time (user + system) a process has used so far, in ms (clock ticks are 10 ms on Linux). */
+export const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return 0;

@@ -18,7 +18,7 @@ import { webhookClient } from '../workflows/webhooks/client';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
 import { floorConfirm, floorDeliveryWorkflow, floorPaymentWorkflow } from './floor/workflows';
 import { AccountAnswer, apiClient, ProviderAnswer, secretKeyOf, VISA } from './http';
-import { drive, medianOf, Repeated, round, summarize } from './measure';
+import { cpuMs, drive, medianOf, Repeated, round, summarize } from './measure';
 import { runListScenario } from './list';
 import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing';
 
@@ -124,12 +124,6 @@ async function repeat<T extends Record<string, number>>(name: string, measure: (
   }
   return { runs, median: medianOf(runs) };
 }
-
-/** CPU time (user + system) a process has used so far, in ms (clock ticks are 10 ms on Linux). */
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
 
 /** Pids of the processes whose command name is `comm` (the Temporal server, Postgres's backends), when they run on this machine. */
 const pidsNamed = (comm: string) => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
@@ -407,7 +401,7 @@ async function main(): Promise<void> {
     }
 
     if (SCENARIOS.has('list')) {
-      const list = await runListScenario({ db, databaseUrl, api, key, account, log, runs: RUNS });
+      const list = await runListScenario({ db, databaseUrl, api, apiPid: apiProc.pid!, key, account, log, runs: RUNS });
       measured.list = { payments: list.payments, runs: list.runs, median: medianOf(list.runs) };
       lap('list');
     }
@@ -507,6 +501,7 @@ function table(measured: Record<string, unknown>): string[] {
   if (memory) row('memory', `worker RSS ${memory.median.worker_rss_mb} MB, ${memory.median.open_payments} open payments`, TARGETS.memory, runsOf(memory, 'worker_rss_mb'));
   const list = measured.list as (Repeated<Record<string, number>> & { payments: number }) | undefined;
   if (list) row('list', `p99 ${list.median.p99_ms} ms, p50 ${list.median.p50_ms} ms, ${list.median.rps} req/s (${list.payments} payments)`, TARGETS.list, runsOf(list, 'p99_ms'));
+  if (list?.median.api_cpu_us_per_page) row('list CPU', `API ${list.median.api_cpu_us_per_page} µs per page of 100`, '', runsOf(list, 'api_cpu_us_per_page'));
   const overhead = measured.overhead as Record<string, Repeated<Record<string, number>>> | undefined;
   for (const [name, layer] of Object.entries(overhead ?? {})) {
     const m = layer.median;
