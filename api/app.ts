@@ -19,6 +19,8 @@ import { authenticationReturn } from './routes/authentication-return';
 export interface AppOptions {
   /** Count and time requests for `/metrics` (default on; the bench turns it off to measure its cost). */
   metrics?: boolean;
+  /** Log one line per request at `info` (default on, following LOG_LEVEL; the bench turns it off to measure its cost). */
+  requestLog?: boolean;
 }
 
 export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppOptions = {}): Koa {
@@ -73,7 +75,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
   // Tracing, when on, wraps everything: the request's span is the root of the payment's trace.
   if (currentTracing()) app.use(traceRequests(routers));
   if (options.metrics !== false) app.use(requestMetrics(routers));
-  app.use(requestContext());
+  app.use(requestContext({ log: options.requestLog !== false }));
   app.use(errorHandler());
   app.use(serveDashboard());
   // Processors post here without credentials: the signature is checked over the raw body, before any parsing.

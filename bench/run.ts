@@ -235,14 +235,14 @@ async function main(): Promise<void> {
      * its slices, the worst slice's p99, and the CPU its server process spent per answered request (what
      * the sides compete on; a throughput ratio also moves with the share Postgres and the load generator take).
      */
-    const readInTurns = async (sides: { url: string; pid: number; headers?: Record<string, string> }[], slices = READ_SLICES) => {
+    const readInTurns = async (sides: { url: string; pid: number; headers?: Record<string, string> }[], slices = READ_SLICES, sliceSeconds = READ_SECONDS / READ_SLICES) => {
       const totals = sides.map(() => ({ requests: 0, seconds: 0, cpuMs: 0, p99: 0 }));
       for (let slice = 0; slice < slices; slice++) {
         const order = sides.map((_, i) => i);
         if (slice % 2) order.reverse();
         for (const i of order) {
           const before = cpuMs(sides[i].pid);
-          const result = await cannon(sides[i].url, sides[i].headers, READ_SECONDS / READ_SLICES);
+          const result = await cannon(sides[i].url, sides[i].headers, sliceSeconds);
           const total = totals[i];
           total.cpuMs += cpuMs(sides[i].pid) - before;
           total.requests += result.requests.total;
@@ -407,35 +407,40 @@ async function main(): Promise<void> {
     }
 
     if (SCENARIOS.has('overhead')) {
-      // Each per-request layer on and off: the API as shipped read in turns with the same API with request
-      // metrics off, with request logging off (LOG_LEVEL=warn), and with tracing on (spans over OTLP to a
-      // local sink). One variant at a time: every API process holds a pool of 20 Postgres connections.
+      // Each per-request layer on and off. Metrics and logging: the API as shipped and the same API with
+      // that layer off, two apps in one process (bench/api-variant.ts), read in turns — two processes of the
+      // same code differ by ±5 % of their CPU per read here, more than a layer costs. Tracing is a
+      // process's setting: the shipped API against a process with spans over OTLP to a local sink.
       const collector = await sink();
-      const variants = {
-        metrics_off: { BENCH_METRICS: 'off', LOG_LEVEL: 'info' },
-        logging_off: { LOG_LEVEL: 'warn' },
-        tracing_on: { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
-      };
-      const shipped = { url: `${api}${readPath}`, pid: apiProc.pid!, headers: bearer };
       const overhead: Record<string, Repeated<Record<string, number>>> = {};
-      for (const [name, variantEnv] of Object.entries(variants)) {
+      const variantSide = async (variantEnv: NodeJS.ProcessEnv, layerPorts: Record<string, number> = {}) => {
         const port = await freePort();
-        const proc = await launch('bench/api-variant.js', { ...env, ...variantEnv, PORT: String(port) }, 'api variant listening');
-        const variant = { url: `http://127.0.0.1:${port}${readPath}`, pid: proc.pid!, headers: bearer };
-        // A fresh process: one slice's worth of requests warms it up (the shipped API is warm already).
+        const proc = await launch('bench/api-variant.js', { ...env, LOG_LEVEL: 'info', ...variantEnv, PORT: String(port), BENCH_LAYER_PORTS: JSON.stringify(layerPorts) }, 'api variant listening');
+        const side = (p: number) => ({ url: `http://127.0.0.1:${p}${readPath}`, pid: proc.pid!, headers: bearer });
+        return { proc, shipped: side(port), layers: Object.fromEntries(Object.entries(layerPorts).map(([layer, p]) => [layer, side(p)])) };
+      };
+      const compare = async (name: string, shipped: { url: string; pid: number; headers?: Record<string, string> }, variant: typeof shipped) => {
+        // A fresh app: one slice's worth of requests warms it up.
         await cannon(variant.url, bearer, READ_SECONDS / READ_SLICES);
         overhead[name] = await repeat(`overhead: shipped vs ${name.replace('_', ' ')}`, async () => {
-          // Two slices a side (each order once): the layers are reported, not held to a target, and the
-          // bench is to stay under ten minutes.
-          const [ours, other] = await readInTurns([shipped, variant], 2);
+          // Four 1-s slices a side (each order twice): the layers are reported, not held to a target, and
+          // the bench is to stay under ten minutes.
+          const [ours, other] = await readInTurns([shipped, variant], 4, 1);
           return {
             shipped_rps: ours.rps, variant_rps: other.rps, shipped_cpu_us: ours.cpu_us, variant_cpu_us: other.cpu_us,
             // What the layer costs the shipped API (metrics, logging), or what tracing adds to it.
             cost: round(name === 'tracing_on' ? 1 - other.rps / ours.rps : 1 - ours.rps / other.rps),
+            cpu_cost: round(name === 'tracing_on' ? other.cpu_us / ours.cpu_us - 1 : 1 - other.cpu_us / ours.cpu_us),
           };
         });
-        await new Promise((resolve) => { proc.once('exit', resolve); proc.kill('SIGTERM'); });
-      }
+      };
+      const layered = await variantSide({}, { metrics_off: await freePort(), logging_off: await freePort() });
+      await cannon(layered.shipped.url, bearer, READ_SECONDS / READ_SLICES);
+      for (const [name, side] of Object.entries(layered.layers)) await compare(name, layered.shipped, side);
+      await new Promise((resolve) => { layered.proc.once('exit', resolve); layered.proc.kill('SIGTERM'); });
+      const traced = await variantSide({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+      await compare('tracing_on', { url: `${api}${readPath}`, pid: apiProc.pid!, headers: bearer }, traced.shipped);
+      await new Promise((resolve) => { traced.proc.once('exit', resolve); traced.proc.kill('SIGTERM'); });
       measured.overhead = overhead;
       collector.server.close();
       lap('overhead');
@@ -506,7 +511,7 @@ function table(measured: Record<string, unknown>): string[] {
   for (const [name, layer] of Object.entries(overhead ?? {})) {
     const m = layer.median;
     const what = name === 'tracing_on' ? 'tracing adds' : `${name.replace('_off', '')} costs`;
-    row(name.replace('_', ' '), `${what} ${m.cost} of read throughput (shipped ${m.shipped_rps} req/s, ${m.shipped_cpu_us} µs; ${name.replace('_', ' ')} ${m.variant_rps} req/s, ${m.variant_cpu_us} µs)`, '', runsOf(layer, 'cost'));
+    row(name.replace('_', ' '), `${what} ${m.cost} of read throughput, ${m.cpu_cost} of its CPU (shipped ${m.shipped_rps} req/s, ${m.shipped_cpu_us} µs; ${name.replace('_', ' ')} ${m.variant_rps} req/s, ${m.variant_cpu_us} µs)`, '', runsOf(layer, 'cost'));
   }
   return lines;
 }
