@@ -112,6 +112,11 @@ export interface ChargeRow {
   updated_at: Date;
 }
 
+/** A payment as read for an answer (GET, the list): its timestamps already the API's text (TIMESTAMPS_AS_ISO). */
+export type AnsweredPayment = AsAnswered<PaymentRow>;
+/** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
+export type AnsweredCharge = AsAnswered<ChargeRow>;
+
 // jsonb columns are written as JSON text; reads come back parsed (the row types above).
 const json = (value: unknown) => JSON.stringify(value);
 const payments = (db: Knex, env: Environment) => db<PaymentRow>(envTable(env, 'payments'));
@@ -129,9 +134,6 @@ const chargesTable = (db: Knex, env: Environment) => db(envTable(env, 'charges')
 export async function findPayment(db: Knex, env: Environment, id: string): Promise<PaymentRow | undefined> {
   return payments(db, env).where({ id }).first();
 }
-
-/** A payment as read for an answer: its timestamps already the API's text (TIMESTAMPS_AS_ISO). */
-export type AnsweredPayment = AsAnswered<PaymentRow>;
 
 /** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text. */
 export async function readPayment(db: Knex, env: Environment, id: string): Promise<AnsweredPayment | undefined> {
@@ -291,9 +293,6 @@ export async function findChargeByProviderReference(
 }
 
 /** The charges of some payments, each payment's in attempt order (reads with include_charges). */
-/** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
-export type AnsweredCharge = AsAnswered<ChargeRow>;
-
 export async function chargesOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<AnsweredCharge[]> {
   if (!paymentIds.length) return [];
   return answeredCharges(db, env).whereIn('payment_id', paymentIds).orderBy('created_at').orderBy('attempt_no');
