@@ -26,7 +26,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
     const payment = await findPayment(db, args.environment, args.paymentId);
     const redirectUrl = payment?.next_action?.charge_id === args.chargeId ? payment.next_action.redirect_to_url.url : undefined;
     return withHeartbeat(provider.adapter.completeAuthentication({
-      credentials: provider.credentials, idempotencyKey: `${args.chargeId}:authenticate`, providerReference: charge.provider_reference, returnParams,
+      credentials: provider.credentials, idempotencyKey: `${args.chargeId}:authenticate`, reference: args.chargeId, providerReference: charge.provider_reference, returnParams,
       amount: Number(charge.amount), capture: args.capture, ...(redirectUrl ? { redirectUrl } : {}),
     }));
   }

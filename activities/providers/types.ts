@@ -200,6 +200,8 @@ export interface CompleteAuthenticationInput {
   credentials: ProviderCredentials;
   /** `<charge id>:authenticate`. */
   idempotencyKey: string;
+  /** Our reference for the charge, as the authorize sent it (the charge id). */
+  reference: string;
   /** The charge's reference at the processor (from the requires_action answer). */
   providerReference: string;
   /** The query parameters the processor appended to our return URL (Adyen's `redirectResult`, …). */

@@ -30,7 +30,7 @@ function authorize(extra: Partial<AuthorizeInput> & { number?: string; holder?: 
 }
 
 const complete = (k: string, input: Partial<CompleteAuthenticationInput> & { providerReference: string }) =>
-  adapter().completeAuthentication({ credentials, idempotencyKey: `${k}:authenticate`, returnParams: {}, ...input });
+  adapter().completeAuthentication({ credentials, idempotencyKey: `${k}:authenticate`, reference: k, returnParams: {}, ...input });
 
 /** The AUTHORISATION (and CAPTURE) notifications of a payment, as parseWebhook reports them. */
 function notified(psp: string): ProcessorEvent[] {
@@ -178,6 +178,29 @@ describe('adyen 3-D Secure: the redirect', () => {
     expect(forged.outcome.kind).toBe('requires_action');
     const { returnParams } = await passChallenge(redirectUrl, 'approve');
     expect((await complete(k, { providerReference, returnParams, amount: 2500 })).outcome.kind).toBe('approved');
+  });
+
+  it('another payment\'s redirectResult brought to this charge settles nothing here: still waiting, and its own return authorizes it', async () => {
+    const a = key();
+    const b = key();
+    const first = requiresActionOf((await authorize({ holder: 'REDIRECT_SHOPPER', idempotencyKey: a })).outcome);
+    const second = requiresActionOf((await authorize({ holder: 'REDIRECT_SHOPPER', idempotencyKey: b, amount: 990_000 })).outcome);
+    const { returnParams: ofA } = await passChallenge(first.redirectUrl, 'approve');
+
+    // B's return endpoint called with A's redirectResult: Adyen answers Authorised — for A.
+    const forged = await complete(b, { providerReference: second.providerReference, returnParams: ofA, amount: 990_000 });
+    expect(forged.outcome).toEqual({ kind: 'requires_action', providerReference: second.providerReference, redirectUrl: '' });
+    expect(forged.exchange).toMatchObject({
+      outcome: 'requires_action', error: expect.stringContaining(`pspReference ${first.providerReference}, merchantReference ${a}`),
+      response: { status: 200, body: { resultCode: 'Authorised', pspReference: first.providerReference } },
+    });
+
+    // Both payments go on as if nothing had happened: each one's own return settles it.
+    const { returnParams: ofB } = await passChallenge(second.redirectUrl, 'approve');
+    expect((await complete(b, { providerReference: second.providerReference, returnParams: ofB, amount: 990_000 })).outcome)
+      .toMatchObject({ kind: 'approved', providerReference: second.providerReference, authorizedAmount: 990_000 });
+    expect((await complete(a, { providerReference: first.providerReference, returnParams: ofA, amount: 2500 })).outcome)
+      .toMatchObject({ kind: 'approved', providerReference: first.providerReference, authorizedAmount: 2500 });
   });
 
   it('the page: 404 for a payment with no challenge, 400 for a form without approve or fail', async () => {

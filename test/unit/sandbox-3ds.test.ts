@@ -95,7 +95,7 @@ async function authorize(number: string, options: {
 }
 
 async function complete(providerReference: string, creds: SandboxCredentials = credentials): Promise<CompleteAuthenticationOutput> {
-  return keep(await adapter.completeAuthentication({ credentials: creds, idempotencyKey: 'ch_x:authenticate', providerReference, returnParams: { sim_charge: providerReference } }));
+  return keep(await adapter.completeAuthentication({ credentials: creds, idempotencyKey: 'ch_x:authenticate', reference: 'ch_x', providerReference, returnParams: { sim_charge: providerReference } }));
 }
 
 function challenged(output: AuthorizeOutput): { reference: string; url: string } {
@@ -511,7 +511,7 @@ describe('the charge look-up', () => {
     expect((await complete('sch_nope')).outcome).toMatchObject({ kind: 'unknown', error: expect.stringContaining('404') });
     const gone = createSandboxAdapter({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000 });
     try {
-      const output = await gone.completeAuthentication({ credentials, idempotencyKey: 'ch_x:authenticate', providerReference: 'sch_x', returnParams: {} });
+      const output = await gone.completeAuthentication({ credentials, idempotencyKey: 'ch_x:authenticate', reference: 'ch_x', providerReference: 'sch_x', returnParams: {} });
       expect(output.outcome).toMatchObject({ kind: 'unknown', error: expect.stringContaining('ECONNREFUSED') });
     } finally {
       await gone.close();

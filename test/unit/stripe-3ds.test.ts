@@ -25,7 +25,7 @@ function authorize(number: string, extra: Partial<AuthorizeInput> = {}) {
 }
 
 const complete = (k: string, providerReference: string, returnParams: Record<string, string> = {}) =>
-  adapter().completeAuthentication!({ credentials, idempotencyKey: `${k}:authenticate`, providerReference, returnParams });
+  adapter().completeAuthentication!({ credentials, idempotencyKey: `${k}:authenticate`, reference: k, providerReference, returnParams });
 
 const eventsOf = (intentId: string) => double.state().events.filter((e) => e.data.object.id === intentId || e.data.object.payment_intent === intentId);
 const intentOf = (intentId: string) => double.state().intents.find((pi) => pi.id === intentId);

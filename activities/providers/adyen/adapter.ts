@@ -258,6 +258,12 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       }
       if (reply.kind === 'error') return { outcome: reply.outcome, exchange: record(reply.exchange, reply.outcome, reply.providerCode) };
       const response = reply.value;
+      // The return endpoint takes no credentials: a redirectResult of another payment, brought back to
+      // this charge's return URL, answers for that payment. It says nothing of this one: still waiting.
+      if (!answersFor(response, input)) {
+        const error = `the details answer is for another payment (pspReference ${response.pspReference ?? 'none'}, merchantReference ${response.merchantReference ?? 'none'})`;
+        return { outcome: waiting, exchange: record({ ...reply.exchange, error }, waiting) };
+      }
       // Not done yet (a redirectResult from before the challenge ended): a details answer repeats no action.
       const { outcome, providerCode } = String(response.resultCode) === 'RedirectShopper' && !response.action
         ? { outcome: waiting, providerCode: 'RedirectShopper' }
@@ -309,10 +315,23 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
 export interface PaymentAnswer {
   resultCode?: string;
   pspReference?: string;
+  merchantReference?: string;
   amount?: { value: number } | null;
   refusalReason?: string;
   refusalReasonCode?: string;
   action?: unknown;
+}
+
+/**
+ * Whether a /payments/details answer is about this charge: the `reference` our authorize sent comes back
+ * as its merchantReference, and its pspReference is the one the authorize's answer gave (when it gave
+ * one: `providerReference` is our own reference otherwise). An answer naming neither cannot be told apart.
+ */
+function answersFor(response: PaymentAnswer, charge: { reference: string; providerReference: string }): boolean {
+  if (response.merchantReference === undefined && response.pspReference === undefined) return false;
+  const ours = response.merchantReference === undefined || response.merchantReference === charge.reference;
+  const theirs = response.pspReference === undefined || charge.providerReference === charge.reference || response.pspReference === charge.providerReference;
+  return ours && theirs;
 }
 
 /**
