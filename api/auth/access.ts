@@ -93,8 +93,9 @@ export class Access {
       this.check({ permissions: p.permissions });
       return;
     }
-    if (!this.permission || p.actorType === 'system') return;
+    if (!this.permission) return;
     const named = await this.namedAccount();
+    if (p.actorType === 'system') return;
     if (named) {
       this.check(named);
       return;
@@ -140,6 +141,8 @@ export class Access {
       return { account, environment: account.environment, permissions: p.permissions };
     }
     if (p.actorType === 'system') {
+      // The platform operator acts on every account of its own workspace, and on no other workspace's.
+      if (account.workspace_id !== p.workspaceId) return undefined;
       return { account, environment: account.environment, permissions: SYSTEM_PERMISSIONS };
     }
     const role = await roleOn(this.db, accountId, p.userId);

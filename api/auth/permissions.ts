@@ -1,3 +1,5 @@
+import { ApiError } from '../errors';
+
 /**
  * Permissions are `<scope>:<action>`. An api_key stores them as { scope: [actions] }.
  */
@@ -50,7 +52,18 @@ export function ungrantable(holder: ReadonlySet<string>, granted: Iterable<strin
   return [...new Set(granted)].filter((p) => !holder.has(p));
 }
 
+/**
+ * Refuses to issue a credential holding `granted` to a caller holding `holder`, unless the caller holds
+ * every one of those permissions itself: 403 `insufficient_permissions` naming what it lacks. Creating and
+ * regenerating a key, and giving a user a role, all go through here.
+ */
+export function assertMayGrant(holder: ReadonlySet<string>, granted: Iterable<string>, message: string): void {
+  const beyond = ungrantable(holder, granted);
+  if (beyond.length) throw new ApiError('insufficient_permissions', `${message}: ${beyond.join(', ')}.`, { required: beyond });
+}
+
 export type Role = 'OWNER' | 'ADMIN' | 'DEVELOPER' | 'VIEWER';
+/** Highest first: a user may give a role no higher than its own. */
 export const ROLES: Role[] = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'];
 
 const READS = ALL_PERMISSIONS.filter((p) => p.endsWith(':read'));
@@ -62,3 +75,15 @@ export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<string>> = {
   DEVELOPER: new Set(ALL_PERMISSIONS.filter((p) => !DEVELOPER_EXCLUDED.has(p))),
   VIEWER: new Set(READS),
 };
+
+/**
+ * Refuses a role the granting user ranks below (an ADMIN cannot make an OWNER, though both hold every
+ * permission: only owners count as the account's last line, see removeMembership), and any role with a
+ * permission the grantor — user or key — lacks.
+ */
+export function assertMayGrantRole(grantor: { permissions: ReadonlySet<string>; role?: Role }, role: Role): void {
+  assertMayGrant(grantor.permissions, ROLE_PERMISSIONS[role], `The ${role} role has permissions the caller lacks`);
+  if (grantor.role && ROLES.indexOf(role) < ROLES.indexOf(grantor.role)) {
+    throw new ApiError('insufficient_permissions', `The ${role} role ranks above the caller's own (${grantor.role}).`, { required: `role:${role}` });
+  }
+}

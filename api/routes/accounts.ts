@@ -53,7 +53,7 @@ export const accountRoutes = [
         if (!query.prod_account_id) throw new ApiError('prod_account_id_required');
         const prod = await findLiveAccount(deps.db, query.prod_account_id);
         const role = prod && await roleOn(deps.db, prod.id, user.userId);
-        const owns = user.actorType === 'system' || (role !== undefined && ['OWNER', 'ADMIN'].includes(role));
+        const owns = user.actorType === 'system' ? prod?.workspace_id === user.workspaceId : role !== undefined && ['OWNER', 'ADMIN'].includes(role);
         if (!prod || !owns) throw new ApiError('account_access_denied', 'prod_account_id names no production account of yours.');
         if (prod.environment !== 'production') {
           throw ApiError.validation([{ path: 'query/prod_account_id', message: 'must name a production account' }]);

@@ -6,7 +6,7 @@ import { generateApiKey, hashApiKey } from '../../lib/secrets';
 import { rotateApiKey } from '../../workflows/api-keys/client';
 import type { ApiKeyRotationInput } from '../../workflows/api-keys/contract';
 import type { Access } from '../auth/access';
-import { fromPermissionMap, PermissionMap, toPermissionMap, ungrantable, unknownPermissions } from '../auth/permissions';
+import { assertMayGrant, fromPermissionMap, PermissionMap, toPermissionMap, unknownPermissions } from '../auth/permissions';
 import { ApiError, FieldError } from '../errors';
 import { ApiKeySchema, serializeApiKey } from '../resources/api-keys';
 import { defineRoute } from '../route';
@@ -16,15 +16,6 @@ import { Metadata, Obj } from '../schemas';
 const PUBLISHABLE_PERMISSIONS = new Set(['payment:read', 'payment:confirm']);
 
 const KeyParams = Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-
-/**
- * Refuses to issue a credential holding `granted` to a caller holding `holder`, unless the caller holds
- * every one of those permissions itself. Key creation and regeneration both go through here.
- */
-function assertMayGrant(holder: ReadonlySet<string>, granted: Iterable<string>, message: string): void {
-  const beyond = ungrantable(holder, granted);
-  if (beyond.length) throw new ApiError('insufficient_permissions', `${message}: ${beyond.join(', ')}.`, { required: beyond });
-}
 
 /** A live (not deleted) key by id, visible to the caller with this route's permission; else 404. */
 async function locateKey(db: Db, access: Access, id: string) {

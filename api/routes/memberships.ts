@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { findMembership, inviteMember, listMemberships, removeMembership } from '../../db/memberships';
 import { looksLikeId } from '../../lib/ids';
+import { assertMayGrantRole } from '../auth/permissions';
 import { ApiError } from '../errors';
 import { MembershipRole, MembershipSchema, serializeMembership } from '../resources/memberships';
 import { defineRoute } from '../route';
@@ -20,6 +21,8 @@ export const membershipRoutes = [
     response: MembershipSchema,
     async handler({ body, access, deps }) {
       const scope = await access.forAccount();
+      // A membership is a credential too: nobody gives a role that can do more than they can.
+      assertMayGrantRole(scope, body.role);
       // Users come into being on first sight (docs/api-conventions.md#authentication); one invited before signing in is one too.
       const invited = await inviteMember(deps.db, { accountId: scope.account.id, userId: body.user_id, role: body.role });
       if (invited.outcome === 'exists') throw new ApiError('conflict', 'That user already has a membership on this account.');

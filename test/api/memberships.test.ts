@@ -73,6 +73,50 @@ describe('POST /account-memberships', () => {
   });
 });
 
+describe('POST /account-memberships: no role beyond the grantor\'s own', () => {
+  const invite = (m: Merchant, credential: string, role: string) =>
+    stack.http.post(`/v1/account-memberships?account_id=${m.account.id}`).set(bearer(credential)).send({ user_id: unique('usr'), role });
+  async function keyWith(m: Merchant, permissions: Record<string, string[]>): Promise<string> {
+    const res = await stack.http.post('/v1/api-keys').set(bearer(m.secretKey)).send({ name: 'narrow', permissions });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.data.key;
+  }
+
+  it('a key gives only a role whose every permission it holds: account:membership:create alone makes no OWNER', async () => {
+    const m = await createMerchant(stack);
+    const narrow = await keyWith(m, { 'account:membership': ['create'] });
+    for (const role of ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER']) {
+      const res = await invite(m, narrow, role);
+      expect(res.status, role).toBe(403);
+      expect(res.body.error.details.reason).toBe('insufficient_permissions');
+      expect(res.body.error.details.required).toEqual(expect.arrayContaining(['payment:read', 'account:read']));
+    }
+    expect(await stack.db('core.account_memberships').where({ account_id: m.account.id }).count('* as n').first()).toEqual({ n: 1 });
+
+    // Holding every read as well, it may make a VIEWER, and still no more.
+    const readsToo = await keyWith(m, {
+      'account:membership': ['create', 'read'], account: ['read'], 'account:api:key': ['read'], customer: ['read'], payment: ['read'],
+      refund: ['read'], routing: ['read'], webhook: ['read'], notification: ['read'], event: ['read'],
+    });
+    expect((await invite(m, readsToo, 'VIEWER')).status).toBe(201);
+    const developer = await invite(m, readsToo, 'DEVELOPER');
+    expect(developer.status).toBe(403);
+    expect(developer.body.error.details.required).toEqual(expect.arrayContaining(['payment:create', 'customer:write']));
+  });
+
+  it('a user gives no role above its own: an ADMIN makes ADMINs and DEVELOPERs, not OWNERs; an OWNER makes OWNERs', async () => {
+    const m = await createMerchant(stack);
+    const admin = await addMember(m, 'ADMIN');
+    expect((await invite(m, admin.token, 'ADMIN')).status).toBe(201);
+    expect((await invite(m, admin.token, 'DEVELOPER')).status).toBe(201);
+    const owner = await invite(m, admin.token, 'OWNER');
+    expect(owner.status).toBe(403);
+    expect(owner.body.error.details).toMatchObject({ reason: 'insufficient_permissions', required: 'role:OWNER' });
+    expect(owner.body.error.message).toBe('The OWNER role ranks above the caller\'s own (ADMIN).');
+    expect((await invite(m, m.token, 'OWNER')).status).toBe(201);
+  });
+});
+
 describe('GET /account-memberships', () => {
   it('lists the account\'s memberships newest first, for any role that can read them', async () => {
     const m = await createMerchant(stack);

@@ -3,7 +3,7 @@ import jwt from 'jsonwebtoken';
 import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  bearer, signSystemToken, signToken, startStack, TEST_JWT_SECRET, TEST_SYSTEM_JWT_SECRET, TestStack, unique,
+  bearer, createMerchant, signSystemToken, signToken, startStack, TEST_JWT_SECRET, TEST_SYSTEM_JWT_SECRET, TestStack, unique,
 } from '../support/stack';
 
 // The system actor may do what no merchant may (register payment providers, act on every account), so
@@ -24,6 +24,40 @@ describe('system actor tokens (HS256)', () => {
   it('are accepted when signed with SYSTEM_JWT_SECRET', async () => {
     const res = await stack.http.post('/v1/payment-providers').set(bearer(signSystemToken(claims()))).send(provider());
     expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+
+  it('act on every account of their workspace and on no other workspace\'s', async () => {
+    const m = await createMerchant(stack);
+    const customer = (await stack.http.post('/v1/customers').set(bearer(m.secretKey)).send({ name: 'c', email: 'c@example.com' })).body.data;
+    const ours = signSystemToken({ sub: unique('usr_sys'), workspace_id: m.workspaceId });
+    const foreign = signSystemToken(claims());
+
+    expect((await stack.http.get(`/v1/accounts/${m.account.id}`).set(bearer(ours))).status).toBe(200);
+    expect((await stack.http.get(`/v1/customers/${customer.id}`).set(bearer(ours))).status).toBe(200);
+    const key = await stack.http.post(`/v1/api-keys?account_id=${m.account.id}`).set(bearer(ours)).send({ name: 'operator' });
+    expect(key.status, JSON.stringify(key.body)).toBe(201);
+
+    const refused = [
+      ['GET', `/v1/accounts/${m.account.id}`, 404, 'not_found'],
+      ['GET', `/v1/customers/${customer.id}`, 404, 'not_found'],
+      ['GET', `/v1/customers/${customer.id}?account_id=${m.account.id}`, 403, 'account_access_denied'],
+      ['GET', `/v1/api-keys?account_id=${m.account.id}`, 403, 'account_access_denied'],
+      ['POST', `/v1/api-keys?account_id=${m.account.id}`, 403, 'account_access_denied', { name: 'stolen' }],
+      ['POST', `/v1/account-memberships?account_id=${m.account.id}`, 403, 'account_access_denied', { user_id: unique('usr'), role: 'OWNER' }],
+      ['POST', `/v1/accounts?sandbox_mode=true&prod_account_id=${m.account.id}`, 403, 'account_access_denied', { name: 'Sandbox' }],
+    ] as const;
+    for (const [method, path, status, reason, body] of refused) {
+      const req = method === 'GET' ? stack.http.get(path) : stack.http.post(path).send(body);
+      const res = await req.set(bearer(foreign));
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
+      expect(res.body.error.details.reason).toBe(reason);
+    }
+    expect((await stack.http.get('/v1/accounts').set(bearer(foreign))).body.data).toEqual([]);
+    // Nothing was made for the foreign token: the one key above, no membership beyond the owner's, no sandbox.
+    const keys = await stack.http.get('/v1/api-keys').set(bearer(m.secretKey));
+    expect(keys.body.data.map((k: { name: string }) => k.name)).not.toContain('stolen');
+    expect(await stack.db('core.account_memberships').where({ account_id: m.account.id }).count('* as n').first()).toEqual({ n: 1 });
+    expect(await stack.db('core.accounts').where({ prod_account_id: m.account.id }).count('* as n').first()).toEqual({ n: 0 });
   });
 
   it('are refused with 401 invalid_token when signed with JWT_SECRET (the users\' key)', async () => {
