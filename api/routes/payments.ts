@@ -224,6 +224,7 @@ export const paymentRoutes = [
         leanCreate: true,
         authorizeInTask: true,
         authorizeWithRow: true,
+        idStream: true,
         context: workflowContext(ctx, principal),
       };
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);

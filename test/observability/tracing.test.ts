@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentQueries, paymentWorkflowId } from '../../workflows/payments/contract';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { startTracing, tracingConfigured, type Tracing } from '../../telemetry/tracing';
 import { createWorkers } from '../../worker/worker';
 import { bearer, startStack, TestStack } from '../support/stack';
-import { card, CARDS, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { card, CARDS, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
 import { enabledEndpoint, Receiver } from '../webhooks/support';
 
@@ -32,8 +32,7 @@ beforeAll(async () => {
   sim = await startSimulator();
   stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '1000' });
   connection = await NativeConnection.connect({ address: stack.config.temporal.address! });
-  workers = await createWorkers({ db: stack.db, config: stack.config, connection, namespace: stack.config.temporal.namespace, workflowBundlePath: inject('workflowBundlePath') });
-  running = workers.map((w) => w.run());
+  await startWorkers();
   f = await paymentsFixture(stack);
   receiver = await Receiver.start();
 }, 180_000);
@@ -47,6 +46,11 @@ afterAll(async () => {
   await receiver?.close();
   await tracing?.shutdown();
 });
+
+async function startWorkers() {
+  workers = await createWorkers({ db: stack.db, config: stack.config, connection, namespace: stack.config.temporal.namespace, workflowBundlePath: inject('workflowBundlePath') });
+  running = workers.map((w) => w.run());
+}
 
 const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
 
@@ -130,6 +134,34 @@ describe('traces', () => {
       expect(everything).not.toContain(secret);
     }
     expect(everything).not.toMatch(/Bearer /);
+  });
+
+  it('mints the same charge and plan ids when a new worker replays a traced payment: it captures the charge it authorized', async () => {
+    // Created, then confirmed: the confirm update's first validation is traced, its replay is not.
+    const created = await createPayment(stack, f.merchant, { amount: 1250, auto_capture: false });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const confirmed = await confirm(stack, f.merchant, created.body.data.id, { payment_method: card(CARDS.visa) });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    const payment = confirmed.body.data;
+    expect(payment.status).toBe('AUTHORIZED');
+    const handle = (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(payment.id));
+    const first = await handle.query(paymentQueries.state);
+
+    // A new worker has no cached workflow: the query replays the history, tracing interceptors and all,
+    // without the update's first validation (whose span drew from Math.random) or anything else live.
+    for (const w of workers) w.shutdown();
+    await Promise.all(running);
+    await startWorkers();
+    const replayed = await handle.query(paymentQueries.state);
+    const row = await getPayment(stack, f.merchant, payment.id);
+    expect(replayed.attempts.map((a) => a.chargeId)).toEqual(row.charges.map((c: { id: string }) => c.id));
+    expect(replayed.attempts.map((a) => a.chargeId)).toEqual(first.attempts.map((a) => a.chargeId));
+    expect(replayed.routingPlanId).toBe(row.routing_plans[0].id);
+
+    const captured = await stack.http.post(`/v1/payments/${payment.id}/capture`).set(bearer(f.merchant.secretKey)).send({});
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body.data.status).toBe('SUCCEEDED');
+    expect(captured.body.data.charges).toEqual([expect.objectContaining({ id: row.charges[0].id, status: 'CAPTURED', captured_amount: 1250 })]);
   });
 
   it('replays a traced payment like any other (the workflow bundle always holds the tracing interceptors)', async () => {

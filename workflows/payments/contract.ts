@@ -117,6 +117,12 @@ export interface PaymentInput {
    * histories from before, which replay the two local activities they recorded.
    */
   authorizeWithRow?: boolean;
+  /**
+   * Set by every start since charge and plan ids draw from a random stream of their own (see mintId):
+   * tracing's span ids, drawn from Math.random on an update's first validation and on signals, no longer
+   * shift them. Absent in histories from before, which replay the ids they minted from Math.random.
+   */
+  idStream?: boolean;
   context: RequestContext;
 }
 

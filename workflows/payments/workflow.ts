@@ -3,7 +3,7 @@ import {
   setHandler, sleep, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } from '../contract';
-import { mintId } from '../ids';
+import { idRandom, mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
 import {
   allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CommandResult, ConfirmInput, CreateAndAuthorizeResult,
@@ -205,8 +205,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
    * (see mintId), or the next worker would charge again under a new idempotency key.
    */
   const mintAt = () => (inTask ? workflowInfo().startTime.getTime() : Date.now());
+  /** Their random part (PaymentInput.idStream): the workflow's own stream for ids; histories from before replay Math.random. */
+  const random = input.idStream === true ? idRandom() : Math.random;
   const planArgs = (confirm: ConfirmInput): PlanArgs => ({
-    ...ref, routingPlanId: mintId('rp', mintAt()), paymentMethodId: confirm.paymentMethodId,
+    ...ref, routingPlanId: mintId('rp', mintAt(), random), paymentMethodId: confirm.paymentMethodId,
     installments: confirm.installments, routing: confirm.routing, context: confirm.context,
     ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
   });
@@ -220,7 +222,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     if (confirm && withRow) {
       const plan = planArgs(confirm);
       const attempt: FirstAttemptArgs = {
-        ...ref, chargeId: mintId('ch', mintAt()), attemptNo: 1, paymentMethodId: confirm.paymentMethodId,
+        ...ref, chargeId: mintId('ch', mintAt(), random), attemptNo: 1, paymentMethodId: confirm.paymentMethodId,
         capture: input.autoCapture, context: confirm.context, ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
       };
       const { first, ...planned }: CreateAndAuthorizeResult = await attemptsInTask.createPaymentPlanAndAuthorize({ payment: input, plan, attempt });
@@ -403,7 +405,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
           ? { ...(stepUp ? { requested: true } : {}), ...(authenticatedBy ? { authenticatedBy } : {}) }
           : undefined;
         const args: AttemptArgs = withRowFirst ? firstAttemptOf(withRowFirst.attempt, plan, candidate) : {
-          ...ref, chargeId: mintId('ch', mintAt()), routingPlanId: plan.routingPlanId, attemptNo, candidate,
+          ...ref, chargeId: mintId('ch', mintAt(), random), routingPlanId: plan.routingPlanId, attemptNo, candidate,
           paymentMethodId: confirm.paymentMethodId, capture: input.autoCapture,
           lastCandidate: i === plan.candidates.length - 1, context: confirm.context,
           ...(attemptNo !== i + 1 ? { candidateIndex: i } : {}),
