@@ -65,14 +65,17 @@ export const OnlyWhen = (field: string, other: string, value: string) => ({
 // OpenAPI document shows, so the two can never disagree).
 
 /**
- * No request string and no object key may contain U+0000: Postgres cannot store it in text or jsonb.
+ * No request string and no object key may contain U+0000 or an unpaired UTF-16 surrogate (`"\ud800"`
+ * escaped in JSON): Postgres cannot store the first in text or jsonb, refuses the second in jsonb and
+ * turns it into U+FFFD in text (two different ids then name one row). ajv compiles patterns in Unicode
+ * mode, where a well-formed pair is one code point and a lone surrogate one of the excluded range.
  * Declared as this pattern on every string schema that has no pattern, format, const or enum of its
  * own (those exclude U+0000 already: the patterns are character classes without it, and the formats
  * used, email and date-time, have no place for it; a pattern on top of a format also made
  * Schemathesis' coverage phase take half a minute for one operation), and as `propertyNames` of every
  * object open to other keys.
  */
-export const NO_NUL = '^[^\\u0000]*$';
+export const STORABLE_TEXT = '^[^\\u0000\\ud800-\\udfff]*$';
 
 /**
  * How deep a request body may nest (objects and arrays, the body itself counting as 1). Every
@@ -92,9 +95,9 @@ const ref = (id: string) => ({ $ref: id });
 /** A free-form value: any JSON, its strings and keys without U+0000. */
 named({
   $id: 'JsonValue',
-  description: `Any JSON value whose strings and object keys do not contain U+0000, nested at most ${MAX_BODY_DEPTH} levels deep counting from the request body.`,
-  pattern: NO_NUL,
-  propertyNames: { pattern: NO_NUL },
+  description: `Any JSON value whose strings and object keys contain neither U+0000 nor an unpaired surrogate, nested at most ${MAX_BODY_DEPTH} levels deep counting from the request body.`,
+  pattern: STORABLE_TEXT,
+  propertyNames: { pattern: STORABLE_TEXT },
   items: ref('JsonValue'),
   additionalProperties: ref('JsonValue'),
 });
@@ -108,7 +111,7 @@ const OPERATOR_SCHEMAS: Record<FieldKind, string> = {
 for (const [kind, id] of Object.entries(OPERATOR_SCHEMAS) as [FieldKind, string][]) {
   const operand = kind === 'number'
     ? { type: 'integer' }
-    : { type: 'string', pattern: kind === 'text' ? NO_NUL : VALUE_FORMATS[kind].pattern.source, description: VALUE_FORMATS[kind].describe };
+    : { type: 'string', pattern: kind === 'text' ? STORABLE_TEXT : VALUE_FORMATS[kind].pattern.source, description: VALUE_FORMATS[kind].describe };
   const operators = OPERATORS.filter((op) => kind === 'number' || !ORDERING.has(op));
   named({
     $id: id,
@@ -163,8 +166,8 @@ const RECORD_KEY = '^(.*)$';
  * The schema requests are validated with, and the document shows: the route's schema plus the rules
  * every request obeys, so that no route can forget them.
  *
- * * A string without a pattern, format, const or enum of its own gets `pattern: NO_NUL`.
- * * An object open to other keys gets `propertyNames.pattern: NO_NUL`; free-form members
+ * * A string without a pattern, format, const or enum of its own gets `pattern: STORABLE_TEXT`.
+ * * An object open to other keys gets `propertyNames.pattern: STORABLE_TEXT`; free-form members
  *   (`additionalProperties: true`) become JsonValue.
  * * `Type.Record(Type.String(), X)` is written by TypeBox as `patternProperties: { "^(.*)$": X }`, and `.`
  *   matches no line break (in JavaScript as in Python): a key with one escaped the value schema. It
@@ -178,7 +181,7 @@ function withRules(schema: unknown): unknown {
   if (!isObject(schema) || typeof schema.$ref === 'string') return schema;
   const s: Json = { ...schema };
   const constrained = s.pattern !== undefined || s.format !== undefined || s.const !== undefined || s.enum !== undefined;
-  if (s.type === 'string' && !constrained) s.pattern = NO_NUL;
+  if (s.type === 'string' && !constrained) s.pattern = STORABLE_TEXT;
   if (s.type === 'object') {
     const patterns = isObject(s.patternProperties) ? s.patternProperties : undefined;
     if (patterns && Object.keys(patterns).length === 1 && patterns[RECORD_KEY] && s.additionalProperties === undefined) {
@@ -188,7 +191,7 @@ function withRules(schema: unknown): unknown {
     if (s.additionalProperties === true) s.additionalProperties = ref('JsonValue');
     if (s.additionalProperties !== false || s.patternProperties !== undefined) {
       const names = isObject(s.propertyNames) ? s.propertyNames : {};
-      if (names.pattern === undefined) s.propertyNames = { ...names, pattern: NO_NUL };
+      if (names.pattern === undefined) s.propertyNames = { ...names, pattern: STORABLE_TEXT };
     }
   }
   for (const key of ['properties', 'patternProperties', '$defs'] as const) {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 import { createConfig, createProvider } from '../support/routing';
 import { REQUEST_ID_PATTERN } from '../../api/middleware/request-context';
-import { MAX_BODY_DEPTH, NO_NUL } from '../../api/schemas';
+import { MAX_BODY_DEPTH, STORABLE_TEXT } from '../../api/schemas';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -116,7 +116,31 @@ describe('fuzzer findings', () => {
       expect(patched.body.error.details).toMatchObject({ reason: 'validation_failed', fields: [{ path: 'body/metadata/a\\u0000b' }] });
       const created = await stack.http.post('/v1/customers').set(bearer(merchant.secretKey)).send({ name: 'x\u0000y', email: 'nul2@example.com' });
       expect(created.status, JSON.stringify(created.body)).toBe(400);
-      expect(created.body.error.details.fields).toContainEqual({ path: 'body/name', message: 'must not contain the NUL character (\\u0000)' });
+      expect(created.body.error.details.fields).toContainEqual({ path: 'body/name', message: 'must not contain the NUL character (\\u0000) or an unpaired surrogate (\\ud800–\\udfff)' });
+    });
+
+    it('refuses an unpaired surrogate the same way (jsonb refused it: 500, and a payment\'s workflow retried its row for good; text turned it into U+FFFD)', async () => {
+      const send = (method: 'post' | 'patch', path: string, body: Json) => stack.http[method](path).set(bearer(merchant.secretKey)).send(body);
+      const lone = '\ud800';
+      const cases: [string, Json, string][] = [
+        ['/v1/customers', { name: 'Lone', metadata: { k: `a${lone}` } }, 'body/metadata/k'],
+        ['/v1/customers', { name: 'Lone', metadata: { [`k${'\udc00'}`]: 'v' } }, 'body/metadata/k\\udc00'],
+        ['/v1/customers', { name: `x${lone}` }, 'body/name'],
+        ['/v1/payments', { amount: 1000, currency: 'USD', metadata: { order: lone } }, 'body/metadata/order'],
+        ['/v1/payments', { amount: 1000, currency: 'USD', customer: { name: `x${lone}` } }, 'body/customer/name'],
+        [`/v1/account-memberships?account_id=${merchant.account.id}`, { user_id: lone, role: 'VIEWER' }, 'body/user_id'],
+      ];
+      for (const [path, body, field] of cases) {
+        const res = await send('post', path, body);
+        expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.error.details.reason).toBe('validation_failed');
+        expect(res.body.error.details.fields, path).toContainEqual({ path: field, message: expect.stringMatching(/must not contain the NUL character \(\\u0000\) or an unpaired surrogate/) });
+      }
+      expect(await stack.db('live.payments').where({ account_id: merchant.account.id }).whereRaw("metadata->>'order' is not null").count('* as n').first()).toEqual({ n: 0 });
+      // A well-formed pair is one character (U+1F600) like any other, and comes back as it went in.
+      const emoji = await send('post', '/v1/customers', { name: 'Smile \u{1F600}', metadata: { '\u{1F600}': '\u{1F600}' } });
+      expect(emoji.status, JSON.stringify(emoji.body)).toBe(201);
+      expect(emoji.body.data).toMatchObject({ name: 'Smile \u{1F600}', metadata: { '\u{1F600}': '\u{1F600}' } });
     });
 
     it('refuses a NUL character in a query string and deep in a free-form value with 400', async () => {
@@ -140,7 +164,7 @@ describe('fuzzer findings', () => {
         seen.add(s);
         // A format (email, date-time) has no place for U+0000 either.
         if (s.type === 'string' && s.const === undefined && s.enum === undefined) expect(s.pattern ?? s.format, where).toBeDefined();
-        if (s.type === 'object' && s.additionalProperties !== false) expect(s.propertyNames?.pattern, where).toBe(NO_NUL);
+        if (s.type === 'object' && s.additionalProperties !== false) expect(s.propertyNames?.pattern, where).toBe(STORABLE_TEXT);
         for (const key of ['items', 'additionalProperties', 'not', 'if', 'then', 'else']) if (typeof s[key] === 'object') visit(s[key], `${where}/${key}`, seen);
         for (const key of ['properties', 'patternProperties']) for (const [k, v] of Object.entries(s[key] ?? {})) visit(v as Json, `${where}/${k}`, seen);
         for (const key of ['anyOf', 'oneOf', 'allOf']) for (const v of s[key] ?? []) visit(v, `${where}/${key}`, seen);
@@ -149,8 +173,8 @@ describe('fuzzer findings', () => {
         for (const p of op.parameters) if (p.in !== 'header') visit(p.schema, `${method} ${path} ${p.in}.${p.name}`, new Set());
         if (op.requestBody) visit(op.requestBody.content['application/json'].schema, `${method} ${path} body`, new Set());
       }
-      expect(deref(doc.paths['/v1/customers'].post.requestBody.content['application/json'].schema).properties.name.anyOf[0].pattern).toBe(NO_NUL);
-      expect(doc.components.schemas.JsonValue).toMatchObject({ pattern: NO_NUL, propertyNames: { pattern: NO_NUL } });
+      expect(deref(doc.paths['/v1/customers'].post.requestBody.content['application/json'].schema).properties.name.anyOf[0].pattern).toBe(STORABLE_TEXT);
+      expect(doc.components.schemas.JsonValue).toMatchObject({ pattern: STORABLE_TEXT, propertyNames: { pattern: STORABLE_TEXT } });
     });
   });
 
