@@ -121,13 +121,26 @@ describe('sandbox simulator through the sandbox adapter', () => {
       expect((await inspect('stats')).charges).toMatchObject({ total: 1, declined: 1 });
     });
 
-    it('refuses the same key for a different request', async () => {
+    it('refuses the same key for a different request: to the adapter an authorization under that key may exist (unknown), which the look-up finds', async () => {
       const key = nextKey();
-      await authorize('4242424242424242', { key, amount: 1_000 });
+      const first = await authorize('4242424242424242', { key, amount: 1_000 });
       const other = await authorize('4242424242424242', { key, amount: 2_000 });
 
-      expect(other.outcome).toMatchObject({ kind: 'hard_decline', declineCode: 'idempotency_key_reused' });
+      expect(other.outcome).toMatchObject({ kind: 'unknown', error: expect.stringContaining(`the idempotency key ${key} already names an authorization`) });
+      expect(other.exchange).toMatchObject({ outcome: 'unknown', response: { status: 422, body: { error: { code: 'idempotency_key_reused' } } } });
       expect((await inspect('stats')).charges.total).toBe(1);
+      const status = keep(await adapter.getStatus({ credentials, idempotencyKey: key }));
+      expect(status).toMatchObject({ lookup: 'found', outcome: { kind: 'approved', providerReference: approvedReference(first) } });
+    });
+
+    it('an authorize retried without its CVC (wiped once the first answer came, which was then lost) is unknown, not a decline', async () => {
+      const key = nextKey();
+      const first = await authorize('4242424242424242', { key });
+      const retried = await authorize('4242424242424242', { key, card: { cvc: undefined } });
+      expect(retried.outcome.kind).toBe('unknown');
+      expect((await inspect('stats')).charges).toMatchObject({ total: 1, authorized: 1 });
+      const status = keep(await adapter.getStatus({ credentials, idempotencyKey: key }));
+      expect(status).toMatchObject({ lookup: 'found', outcome: { kind: 'approved', providerReference: approvedReference(first) } });
     });
   });
 

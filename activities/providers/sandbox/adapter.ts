@@ -7,7 +7,7 @@ import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import {
   AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, CompleteAuthenticationInput, CompleteAuthenticationOutput,
-  GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation,
+  GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
   RefundInput, RefundOutput, ThreeDSecureRequest, TransportError, UnknownOutcome, VoidInput, VoidOutput,
 } from '../types';
 import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox';
@@ -107,9 +107,21 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
     }
   }
 
+  /**
+   * An authorize refused because its key already names another request (`idempotency_key_reused`) is
+   * our own retry, sent with a body that changed: the card's CVC is wiped once the processor has
+   * answered, so an attempt retried after that answer was lost (its outcome's commit failed, its worker
+   * died) goes out without it. The first request may have been approved: unknown, to be reconciled by
+   * the key, never a decline.
+   */
+  function authorizeKeyTaken(call: Call, outcome: ProviderOutcome): ProviderOutcome {
+    if (call.operation !== 'authorize' || outcome.kind !== 'hard_decline' || outcome.declineCode !== 'idempotency_key_reused') return outcome;
+    return { kind: 'unknown', error: `the idempotency key ${call.idempotencyKey} already names an authorization${outcome.message ? `: ${outcome.message}` : ''}` };
+  }
+
   async function operate(call: Call): Promise<OperationOutput> {
     const reply = await send(call);
-    const outcome = reply.answered ? outcomeOf(reply.status, reply.body) : reply.failure;
+    const outcome = authorizeKeyTaken(call, reply.answered ? outcomeOf(reply.status, reply.body) : reply.failure);
     return { outcome, exchange: record(reply.exchange, outcome) };
   }
 
