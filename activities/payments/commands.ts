@@ -5,7 +5,7 @@ import { eraseSingleUseCards } from '../../db/payment-methods';
 import { ChargeRow, findCharge, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
 import type { Environment } from '../../db/environments';
 import {
-  PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
+  allows, PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
   type PaymentRef, type SettleArgs, type SettleResult,
 } from '../../workflows/payments/contract';
 import type { RequestContext } from '../../workflows/contract';
@@ -44,9 +44,11 @@ async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; re
     // Canceled (or expired): no card bound to the payment will ever be charged.
     await eraseSingleUseCards(trx, env, args.paymentId);
     if (status === 'CANCELED') return { eventIds: [] };
-    // Money was taken: a SUCCEEDED payment is never canceled, whatever the workflow believes (one whose
-    // confirm the server aborted after the charge, and nobody sent again, may still reach its expiry).
-    if (status === 'SUCCEEDED') return { eventIds: [] };
+    // The row decides, not the workflow's belief: one whose confirm the server aborted after the charge,
+    // and nobody sent again, may still reach its expiry believing it CREATED. A payment that took money
+    // (SUCCEEDED, refunded) or has an attempt in flight (PROCESSING) is never canceled, and an AUTHORIZED
+    // one only once its authorization was voided (a charge named): otherwise the hold would outlive it.
+    if (!status || !allows('cancel', status) || (status === 'AUTHORIZED' && !args.chargeId)) return { eventIds: [] };
     if (args.chargeId && voidExchange) await updateCharge(trx, env, args.chargeId, { status: 'VOIDED', exchanges: [voidExchange] });
     const payment = await updatePayment(trx, env, args.paymentId, {
       status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null, next_action: null,

@@ -323,6 +323,36 @@ describe('Temporal history', () => {
   });
 });
 
+describe('a cancel the row does not allow', () => {
+  it('leaves a payment that took money, or holds an authorization no void released, as it is', async () => {
+    const activities = createActivities({ db: stack.db, config: stack.config });
+    const cancel = (payment: { id: string }, chargeId?: string) => activities.cancelPayment({
+      paymentId: payment.id, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
+      ...(chargeId ? { chargeId } : {}), reason: 'expired', context: { actor: { type: 'system', id: 'test' } },
+    });
+    const statusOf = async (id: string) => (await stack.db('live.payments').where({ id }).first()).status;
+
+    // What a workflow whose confirm was aborted (and never sent again) would do at its expiry: cancel
+    // without a charge, believing the payment CREATED.
+    const succeeded = (await pay(stack, f.merchant, CARDS.visa)).body.data;
+    const authorized = (await pay(stack, f.merchant, CARDS.visa, { auto_capture: false })).body.data;
+    const refunded = (await pay(stack, f.merchant, CARDS.visa)).body.data;
+    const refund = await stack.http.post('/v1/refunds').set(bearer(f.merchant.secretKey)).send({ payment_id: refunded.id, amount: 100 });
+    expect(refund.status, JSON.stringify(refund.body)).toBe(201);
+    await expect.poll(() => statusOf(refunded.id)).toBe('PARTIALLY_REFUNDED');
+    for (const [payment, status] of [[succeeded, 'SUCCEEDED'], [authorized, 'AUTHORIZED'], [refunded, 'PARTIALLY_REFUNDED']] as const) {
+      expect(await cancel(payment)).toEqual({ eventIds: [] });
+      expect(await statusOf(payment.id)).toBe(status);
+    }
+    expect((await sim.key(authorized.charges[0].id)).status_code).toBe(200);
+
+    // A created payment is canceled as before.
+    const created = (await createPayment(stack, f.merchant)).body.data;
+    await cancel(created);
+    expect(await statusOf(created.id)).toBe('CANCELED');
+  });
+});
+
 describe('an attempt retried after its outcome was committed', () => {
   it('answers with the recorded outcome and never calls the processor again', async () => {
     const res = await pay(stack, f.merchant, CARDS.visa);
