@@ -5,7 +5,7 @@ import { eraseSingleUseCards } from '../../db/payment-methods';
 import { ChargeRow, findCharge, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
 import type { Environment } from '../../db/environments';
 import {
-  allows, PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
+  allows, operationKey, PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
   type PaymentRef, type SettleArgs, type SettleResult,
 } from '../../workflows/payments/contract';
 import type { RequestContext } from '../../workflows/contract';
@@ -85,7 +85,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       }
       const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
       const result = await withHeartbeat(adapter.capture({
-        credentials, idempotencyKey: `${args.chargeId}:capture`, providerReference: charge.provider_reference ?? '', amount: args.amount, currency: charge.currency,
+        credentials, idempotencyKey: operationKey(args.chargeId, 'capture', args.sequence), providerReference: charge.provider_reference ?? '', amount: args.amount, currency: charge.currency,
       }));
       const { outcome } = result;
       if (outcome.kind === 'transport_error' || outcome.kind === 'unknown') {
@@ -115,7 +115,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
         if (charge.status === 'AUTHORIZED') {
           const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
-          const result = await withHeartbeat(adapter.void({ credentials, idempotencyKey: `${args.chargeId}:void`, providerReference: charge.provider_reference ?? '' }));
+          const result = await withHeartbeat(adapter.void({ credentials, idempotencyKey: operationKey(args.chargeId, 'void', args.sequence), providerReference: charge.provider_reference ?? '' }));
           const { outcome } = result;
           // A soft decline (rate limit, processing error) released nothing either: try again, as for no answer.
           if (outcome.kind === 'transport_error' || outcome.kind === 'unknown' || outcome.kind === 'soft_decline') {

@@ -169,6 +169,16 @@ describe('asynchronous modifications', () => {
     const done = await settled(merchant, p.id, (x) => x.pending_operation === null);
     expect(done).toMatchObject({ status: 'AUTHORIZED', amount_received: 0, last_error: { code: 'capture_failed' } });
     expect(await eventsOf(p.id)).toContain('charge.capture_failed');
+
+    // Captured again: under a key of its own, so it reaches Adyen (the first key holds the refused one's
+    // "received", which a replay would answer for good), and its CAPTURE notification completes it.
+    const again = await stack.http.post(`/v1/payments/${p.id}/capture`).set(bearer(merchant.secretKey)).send({});
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const captured = await settled(merchant, p.id, (x) => x.status === 'SUCCEEDED');
+    expect(captured.charges[0]).toMatchObject({ status: 'CAPTURED', captured_amount: p.amount });
+    const charge = p.charges[0].id;
+    expect(adyen.state().requests.filter((r) => r.idempotency_key?.startsWith(`${charge}:capture`)).map((r) => [r.idempotency_key, r.replayed ?? false]))
+      .toEqual([[`${charge}:capture`, false], [`${charge}:capture:2`, false]]);
   });
 
   it('voids: cancel answers with the pending void, CANCELED on the CANCELLATION notification', async () => {

@@ -327,7 +327,20 @@ export interface ReconcileResult extends AttemptResult {
   pending: boolean;
 }
 
-export interface CaptureArgs extends PaymentRef { chargeId: string; amount: number; context: RequestContext }
+/**
+ * Which of the charge's captures (or voids) the workflow sends, counting from 1: the processor's
+ * idempotency key is `<charge>:capture` for the first and `<charge>:capture:<n>` for each later one, so a
+ * capture sent again after the processor refused one reaches it instead of its stored refusal. Retries
+ * of one command keep their key. Absent in histories from before: the first key.
+ */
+export type OperationSequence = { sequence?: number };
+
+/** The idempotency key of a charge's `sequence`-th capture or void (see OperationSequence). */
+export function operationKey(chargeId: string, operation: 'capture' | 'void', sequence = 1): string {
+  return sequence > 1 ? `${chargeId}:${operation}:${sequence}` : `${chargeId}:${operation}`;
+}
+
+export interface CaptureArgs extends PaymentRef, OperationSequence { chargeId: string; amount: number; context: RequestContext }
 export interface CaptureResult {
   paymentStatus: PaymentStatus;
   capturedAmount: number;
@@ -336,7 +349,7 @@ export interface CaptureResult {
   pending?: boolean;
 }
 
-export interface CancelArgs extends PaymentRef { chargeId?: string; reason: string; context: RequestContext }
+export interface CancelArgs extends PaymentRef, OperationSequence { chargeId?: string; reason: string; context: RequestContext }
 
 export interface CancelResult extends RecordedEvents {
   /** The processor only received the void: its notification completes the cancel (settleOperation). */

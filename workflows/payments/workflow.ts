@@ -272,9 +272,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     },
   });
 
+  /** Captures and voids of the approved charge sent so far: each command's processor key (operationKey). */
+  let captures = 0;
+  let voids = 0;
   setHandler(paymentUpdates.capture, ({ amount, context }) => run('capture', async (): Promise<CommandResult> => {
     const captureAmount = amount ?? state.authorizedAmount;
-    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: captureAmount, context });
+    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: captureAmount, sequence: (captures += 1), context });
     if (result.pending) {
       state.pendingOperation = { operation: 'capture', chargeId: approvedChargeId!, amount: captureAmount };
       describe();
@@ -340,7 +343,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   async function cancel(reason: string, context = input.context): Promise<void> {
     abandonRequested = false;
     const chargeId = state.status === 'AUTHORIZED' ? approvedChargeId : undefined;
-    const { eventIds, pending } = await providers.cancelPayment({ ...ref, chargeId, reason, context });
+    const { eventIds, pending } = await providers.cancelPayment({ ...ref, chargeId, reason, ...(chargeId ? { sequence: (voids += 1) } : {}), context });
     if (pending && chargeId) {
       // The processor received the void; its notification completes the cancel (settle).
       state.pendingOperation = { operation: 'void', chargeId, reason };

@@ -15,8 +15,8 @@ import { adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
 /** What Adyen expects back for a batch it may stop sending. */
 export const ADYEN_WEBHOOK_REPLY = { status: 200, body: '[accepted]', contentType: 'text/plain' } as const;
 
-/** The suffixes the adapter puts after the charge id in a modification's `reference` (our idempotency keys). */
-const REFERENCE_SUFFIXES = [':capture', ':void'];
+/** A modification's `reference` (our idempotency key): the charge id, `:capture` or `:void`, and `:<n>` for a later one. */
+const MODIFICATION_REFERENCE = /^(.+):(?:capture|void)(?::\d+)?$/;
 
 /**
  * additionalData kept out of a stored event or exchange: the signature, card or account data beyond
@@ -154,10 +154,12 @@ function hard(declineCode: string, reason: string | undefined): HardDecline {
   return { kind: 'hard_decline', declineCode, ...(reason ? { message: reason } : {}) };
 }
 
-/** The charge id a modification's reference names (`<charge>:capture`, `<charge>:void`, or the charge id itself). */
+/**
+ * The charge id a modification's reference names (`<charge>:capture`, `<charge>:void`, a later one's
+ * `<charge>:capture:<n>`: workflows/payments/contract.ts operationKey; or the charge id itself).
+ */
 function chargeOf(merchantReference: string): string {
-  const suffix = REFERENCE_SUFFIXES.find((s) => merchantReference.endsWith(s));
-  return suffix ? merchantReference.slice(0, -suffix.length) : merchantReference;
+  return MODIFICATION_REFERENCE.exec(merchantReference)?.[1] ?? merchantReference;
 }
 
 /**
