@@ -3,6 +3,7 @@ import { refunds } from './metrics';
 import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
+import { withArticle } from '../lib/errors';
 import { appendEvents, EventRecord } from '../db/events';
 import type { ChargeRow } from '../db/payments';
 import { findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
@@ -89,7 +90,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
           }
           case 'invalid_state': {
             const status = reservation.chargeStatus;
-            return { outcome: 'rejected', reason: 'invalid_state', message: `A ${status} charge cannot be refunded; only captured charges can.`, details: { status } };
+            return { outcome: 'rejected', reason: 'invalid_state', message: `${withArticle(status)} charge cannot be refunded; only captured charges can.`, details: { status } };
           }
           case 'exceeds_available': {
             const { available } = reservation;

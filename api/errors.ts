@@ -3,7 +3,7 @@
  */
 import type { ApiError } from '../lib/errors';
 
-export { ERRORS, ApiError } from '../lib/errors';
+export { ERRORS, ApiError, withArticle } from '../lib/errors';
 export type { ErrorReason, FieldError } from '../lib/errors';
 
 export function errorBody(err: ApiError): object {

@@ -31,9 +31,15 @@ export const FreeForm = Type.Object({}, { additionalProperties: true });
 
 export const QueryBool = Type.Boolean();
 
-/** page ≥ 1 (default 1), limit 1–100 (default 10); anything else is a 400. */
+/**
+ * The deepest page a list takes: the offset, (page - 1) × limit, stays a safe integer. Unbounded, a huge
+ * page overflowed Postgres' bigint (500), and from 1e21 on knex read the offset with parseInt as 1.
+ */
+export const MAX_PAGE = 1_000_000;
+
+/** page 1–MAX_PAGE (default 1), limit 1–100 (default 10); anything else is a 400. */
 export const Pagination = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
 };
 

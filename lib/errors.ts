@@ -79,3 +79,6 @@ export class ApiError extends Error {
     return new ApiError('not_found', `No such ${what}.`);
   }
 }
+
+/** A status with its indefinite article, for messages: `A CREATED`, `An AUTHORIZED`, `An UNKNOWN`. */
+export const withArticle = (status: string): string => `${/^[AEIOU]/i.test(status) ? 'An' : 'A'} ${status}`;

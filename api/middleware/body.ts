@@ -20,7 +20,10 @@ async function parse(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     ctx.request.body = {};
   } else {
     if (!ctx.is('application/json', '+json')) throw new ApiError('unsupported_media_type');
-    ctx.request.body = await coBody.json(ctx, { limit: BODY_LIMIT, strict: true });
+    ctx.request.body = await coBody.json(ctx, { limit: BODY_LIMIT, strict: true }).catch((err: unknown) => {
+      if (!undecodable(err)) throw err;
+      throw ApiError.validation([{ path: 'body', message: `could not be decoded as its Content-Encoding (${ctx.get('Content-Encoding')}) says` }]);
+    });
     // Before anything walks the body recursively (the Idempotency-Key fingerprint, validation): a
     // body nested thousands deep would overflow the stack there and answer 500.
     if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
@@ -29,6 +32,13 @@ async function parse(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   }
   await next();
 }
+
+/**
+ * zlib's and brotli's own failures: a body that is not in the coding its Content-Encoding names, or is
+ * cut short (`Z_DATA_ERROR`, `Z_BUF_ERROR`, brotli's `ERR__ERROR_FORMAT_…`). co-body passes them on as
+ * they are, with nothing that says they are the client's.
+ */
+const undecodable = (err: unknown): boolean => /^(Z_|ERR__ERROR_)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
 
 /** Whether objects and arrays nest more than `max` levels (the outermost is level 1); iterative. */
 function deeperThan(value: unknown, max: number): boolean {

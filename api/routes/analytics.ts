@@ -7,6 +7,7 @@ import { ApiError } from '../errors';
 import { ANALYTICS_INTERVALS, pointCount, ProviderAnalyticsSchema, serializeProviderAnalytics, type AnalyticsConfig } from '../resources/analytics';
 import { defineRoute } from '../route';
 import { Obj } from '../schemas';
+import { requestTime } from '../validation';
 
 const HOUR_MS = 3_600_000;
 const DEFAULT_RANGE_MS = 24 * HOUR_MS;
@@ -17,12 +18,8 @@ const MAX_POINTS = 1_500;
 /** [from, to) and the interval, as asked or defaulted (the last 24 hours, by hour); 400 when out of bounds. */
 function rangeOf(query: { from?: string; to?: string; interval?: AnalyticsInterval }, now: Date) {
   const interval = query.interval ?? 'hour';
-  const to = query.to !== undefined ? new Date(query.to) : now;
-  const from = query.from !== undefined ? new Date(query.from) : new Date(to.getTime() - DEFAULT_RANGE_MS);
-  // A date-time the schema takes but no clock has (a leap second).
-  for (const [name, date] of [['from', from], ['to', to]] as const) {
-    if (Number.isNaN(date.getTime())) throw ApiError.validation([{ path: `query/${name}`, message: 'is not a time that exists' }]);
-  }
+  const to = query.to !== undefined ? requestTime(query.to, 'query/to') : now;
+  const from = query.from !== undefined ? requestTime(query.from, 'query/from') : new Date(to.getTime() - DEFAULT_RANGE_MS);
   if (from >= to) throw ApiError.validation([{ path: 'query/from', message: 'must be before to' }]);
   if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 24 * HOUR_MS) {
     throw ApiError.validation([{ path: 'query/from', message: `must be at most ${MAX_RANGE_DAYS} days before to` }]);

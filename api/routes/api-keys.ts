@@ -11,6 +11,7 @@ import { ApiError, FieldError } from '../errors';
 import { ApiKeySchema, serializeApiKey } from '../resources/api-keys';
 import { defineRoute } from '../route';
 import { Metadata, Obj } from '../schemas';
+import { requestTime } from '../validation';
 
 /** What a publishable key can ever do: read a payment and confirm it. */
 const PUBLISHABLE_PERMISSIONS = new Set(['payment:read', 'payment:confirm']);
@@ -57,7 +58,7 @@ export const apiKeyRoutes = [
           if (!PUBLISHABLE_PERMISSIONS.has(p)) fields.push({ path: `body/permissions/${p.slice(0, p.lastIndexOf(':'))}`, message: `a publishable key cannot hold ${p}` });
         }
       }
-      const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+      const expiresAt = body.expires_at ? requestTime(body.expires_at, 'body/expires_at') : null;
       if (expiresAt && expiresAt.getTime() <= Date.now()) fields.push({ path: 'body/expires_at', message: 'must be in the future' });
       if (fields.length) throw ApiError.validation(fields);
 

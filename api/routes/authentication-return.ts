@@ -30,7 +30,7 @@ export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
 
   async function complete(ctx: Koa.Context, encodedPaymentId: string): Promise<void> {
     ctx.state.routeTemplate = '/v1/payments/:id/authentication-return';
-    const paymentId = decodeURIComponent(encodedPaymentId);
+    const paymentId = decoded(encodedPaymentId);
     const chargeId = typeof ctx.query.charge === 'string' ? ctx.query.charge : '';
     const found = looksLikeId(paymentId, 'pay') && looksLikeId(chargeId, 'ch') ? await findPaymentAnywhere(deps, paymentId) : undefined;
     const charge = found && await findCharge(deps.db, found.env, chargeId);
@@ -65,6 +65,15 @@ export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
         ? ['Payment not completed', 'The payment could not be completed. You can close this window and try again.']
         : ['Payment processing', 'Your payment is being processed. You can close this window.'];
     page(ctx, 200, title, text);
+  }
+}
+
+/** A path segment's text; a malformed percent-encoding (`%`, `%C0`) names no payment, so it is the empty string. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
   }
 }
 

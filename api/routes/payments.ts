@@ -13,7 +13,7 @@ import { allows, type CommandResult, type ConfirmInput, type PaymentInput } from
 import type { AccountScope } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
-import { ApiError } from '../errors';
+import { ApiError, withArticle } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
 import { PaymentOrCheckoutSchema, PaymentSchema, PaymentStatusSchema } from '../resources/payments';
 import { defineRoute, workflowContext } from '../route';
@@ -275,7 +275,7 @@ export const paymentRoutes = [
       checkReturnUrl(body.return_url, env);
       // Refused before a card is vaulted; the workflow's validator says the same against its own state.
       if (!allows('confirm', payment.status)) {
-        throw new ApiError('invalid_state', `A ${payment.status} payment cannot be confirmed.`, { status: payment.status });
+        throw new ApiError('invalid_state', `${withArticle(payment.status)} payment cannot be confirmed.`, { status: payment.status });
       }
       // A saved card of this payment's customer, or a single-use card bound to this payment (any key);
       // a raw card is vaulted first, and only its pm_ id travels on into the workflow.

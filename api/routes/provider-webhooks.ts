@@ -7,6 +7,7 @@ import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } 
 import { findRefundWithCharge } from '../../db/refunds';
 import { looksLikeId, newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
+import { storableJson } from '../../lib/storable-text';
 import { getAdapter } from '../../activities/providers/registry';
 import type { ProcessorEvent, ProviderCredentials } from '../../activities/providers/types';
 import { signalProviderEvent, temporalUnavailableError } from '../../workflows/client';
@@ -86,7 +87,8 @@ export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
     }
     if (verdict.rejected) logger.warn({ provider_config_id: configId, rejected: verdict.rejected }, 'provider webhook: items with a bad signature skipped');
 
-    for (const event of verdict.events) await deliver(deps, opened, event);
+    // Verified, so kept: U+0000 and unpaired surrogates (which Postgres cannot store) become U+FFFD.
+    for (const event of verdict.events) await deliver(deps, opened, storableJson(event));
     ctx.status = verdict.reply.status;
     ctx.type = verdict.reply.contentType;
     ctx.body = verdict.reply.body;

@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids';
 import { createRefund } from '../../workflows/refunds/client';
 import { REFUND_REASONS, REFUND_STATUSES, RefundWorkflowInput, wasCaptured } from '../../workflows/refunds/contract';
 import type { ApiDeps } from '../deps';
-import { ApiError } from '../errors';
+import { ApiError, withArticle } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
 import { RefundSchema, serializeRefund } from '../resources/refunds';
 import { defineRoute, workflowContext } from '../route';
@@ -25,13 +25,13 @@ async function targetCharge(deps: ApiDeps, env: Environment, accountId: string, 
     const payment = await findPaymentToRefund(deps.db, env, accountId, body.payment_id);
     if (!payment) throw ApiError.notFound('payment');
     const charge = await capturedChargeOfPayment(deps.db, env, payment.id);
-    if (!charge) throw new ApiError('invalid_state', `A ${payment.status} payment has no captured charge to refund.`, { status: payment.status });
+    if (!charge) throw new ApiError('invalid_state', `${withArticle(payment.status)} payment has no captured charge to refund.`, { status: payment.status });
     return charge;
   }
   const charge = body.charge_id ? await findChargeToRefund(deps.db, env, accountId, body.charge_id) : undefined;
   if (!charge) throw ApiError.notFound('charge');
   if (!wasCaptured(charge.status)) {
-    throw new ApiError('invalid_state', `A ${charge.status} charge cannot be refunded.`, { status: charge.status });
+    throw new ApiError('invalid_state', `${withArticle(charge.status)} charge cannot be refunded.`, { status: charge.status });
   }
   return charge;
 }

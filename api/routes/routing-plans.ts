@@ -7,7 +7,7 @@ import { groupBy } from '../../lib/group-by';
 import { ChargeSchema, PaymentSchema, serializeCharge, serializePayment } from '../resources/payments';
 import { AttemptSchema, RoutingPlanSchema, serializeAttempt, serializeRoutingPlan } from '../resources/routing-plans';
 import { defineRoute } from '../route';
-import { Obj } from '../schemas';
+import { MAX_PAGE, Obj } from '../schemas';
 import { findVisible } from './environment-lookup';
 
 const Includes = {
@@ -66,7 +66,7 @@ export const routingPlanRoutes = [
     query: Obj({
       payment_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only the plans of this payment' })),
       ...Includes,
-      page: Type.Optional(Type.Integer({ minimum: 1, description: 'with limit: that page; without either, the full list' })),
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'with limit: that page; without either, the full list' })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'page size (default 10 when page is given)' })),
     }),
     response: Type.Array(RoutingPlanWithEmbedsSchema),

@@ -19,6 +19,7 @@ import {
 } from '../resources/webhooks';
 import { defineRoute } from '../route';
 import { Id, Metadata, Obj, Pagination } from '../schemas';
+import { requestTime } from '../validation';
 import { findVisible } from './environment-lookup';
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https (live); private addresses refused unless WEBHOOK_ALLOW_PRIVATE' });
@@ -272,8 +273,8 @@ export const webhookRoutes = [
     response: Type.Object({ object: Type.Literal('webhook_recovery'), endpoint_id: Type.String(), recovered: Type.Integer() }, { additionalProperties: true }),
     async handler({ params, body, access, deps }) {
       const { env, row } = await locateEndpoint(deps, access, params.id);
-      const since = new Date(body.since);
-      const until = body.until ? new Date(body.until) : undefined;
+      const since = requestTime(body.since, 'body/since');
+      const until = body.until ? requestTime(body.until, 'body/until') : undefined;
       if (until && until <= since) throw ApiError.validation([{ path: 'body/until', message: 'must be after since' }]);
       assertEndpointEnabled(row);
       const client = webhookClient(await deps.temporal(), deps.config);

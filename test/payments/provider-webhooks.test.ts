@@ -114,6 +114,24 @@ describe('the provider webhook route', () => {
     const [row] = (await eventsOf(config.id)).filter((e: any) => e.processor_event_id === body.id);
     expect(row).toMatchObject({ type: 'customer.created', operation: null, delivery: 'no_target', charge_id: null });
   });
+
+  it('stores and acknowledges a signed event holding U+0000 or an unpaired surrogate, with U+FFFD in their place (Postgres refused it: 500, sent again for good)', async () => {
+    // An intent id with U+0000 is looked up as a charge's provider reference (text) as well as stored.
+    const body = stripeEvent('payment_intent.canceled', {
+      id: 'pi_\u0000', object: 'payment_intent', status: 'canceled', amount: 1, metadata: { note: 'a\u0000b' }, description: 'x\ud800y', 'k\udc00': 'pair \u{1F600}',
+    });
+    body.id = `${body.id}\u0000`;
+    const raw = JSON.stringify(body);
+    for (let sent = 1; sent <= 2; sent += 1) {
+      const res = await post(config.id, body, signStripePayload(raw, SECRET));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toEqual({ received: true });
+    }
+    const rows = (await eventsOf(config.id)).filter((e: any) => e.processor_event_id === `${body.id.slice(0, -1)}\ufffd`);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ type: 'payment_intent.canceled', delivery: 'no_target', charge_id: null });
+    expect(rows[0].payload.data.object).toMatchObject({ id: 'pi_\ufffd', metadata: { note: 'a\ufffdb' }, description: 'x\ufffdy', 'k\ufffd': 'pair \u{1F600}' });
+  });
 });
 
 describe('an unknown authorization settled by the processor\'s notification', () => {

@@ -1,9 +1,10 @@
 import { request as httpRequest } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 import { createConfig, createProvider } from '../support/routing';
 import { REQUEST_ID_PATTERN } from '../../api/middleware/request-context';
-import { MAX_BODY_DEPTH, STORABLE_TEXT } from '../../api/schemas';
+import { MAX_BODY_DEPTH, MAX_PAGE, STORABLE_TEXT } from '../../api/schemas';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -308,6 +309,97 @@ describe('fuzzer findings', () => {
       const res = await stack.http.patch('/v1/webhook-endpoints/we_x').set(bearer(merchant.secretKey)).send({ events: ['charge.*', 'nope'] });
       expect(res.status).toBe(400);
       expect(res.body.error.details.fields.map((f: Json) => f.path)).toEqual(['body/events/1']);
+    });
+  });
+
+  describe('found in review', () => {
+    const PAGED_LISTS = ['/v1/customers', '/v1/events', '/v1/refunds', '/v1/webhook-endpoints', '/v1/webhook-deliveries', '/v1/notifications', '/v1/payments', '/v1/routing-plans'];
+
+    it(`refuses a page past ${MAX_PAGE} with 400 at query/page on every paged list (was 500 past bigint, or page 1 for 1e21), and declares it`, async () => {
+      for (const list of PAGED_LISTS) {
+        for (const page of ['1000000000000000000', '1e21', String(MAX_PAGE + 1)]) {
+          const res = await stack.http.get(`${list}?page=${page}`).set(bearer(merchant.secretKey));
+          expect(res.status, `${list}?page=${page} ${JSON.stringify(res.body)}`).toBe(400);
+          expect(res.body.error.details).toMatchObject({ reason: 'validation_failed', fields: [{ path: 'query/page' }] });
+        }
+      }
+      // The deepest page is still a page: empty here, not an error.
+      const deepest = await stack.http.get(`/v1/customers?page=${MAX_PAGE}&limit=100`).set(bearer(merchant.secretKey));
+      expect([deepest.status, deepest.body.page, deepest.body.data]).toEqual([200, MAX_PAGE, []]);
+      const paged = operations().filter(([, , op]) => op.parameters.some((p: Json) => p.in === 'query' && p.name === 'page'));
+      expect(paged.map(([path]) => path).sort()).toEqual([...PAGED_LISTS].sort());
+      for (const [path, , op] of paged) {
+        expect(op.parameters.find((p: Json) => p.name === 'page').schema, path).toMatchObject({ type: 'integer', minimum: 1, maximum: MAX_PAGE });
+      }
+    });
+
+    it('refuses a leap second (23:59:60, which no Date holds) with 400 wherever a date-time is read (was 500)', async () => {
+      const leap = (date: string) => `${date}T23:59:60Z`;
+      const exists = { message: 'is not a time that exists' };
+      const key = await stack.http.post('/v1/api-keys').set(bearer(merchant.secretKey)).send({ name: 'k', expires_at: leap('2031-06-30') });
+      expect(key.status, JSON.stringify(key.body)).toBe(400);
+      expect(key.body.error.details).toMatchObject({ reason: 'validation_failed', fields: [{ path: 'body/expires_at', ...exists }] });
+      const endpoint = await stack.http.post('/v1/webhook-endpoints').set(bearer(merchant.secretKey)).send({ url: 'http://127.0.0.1:9/hook' });
+      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+      // Enabled as its handshake would leave it (no worker here): a pending endpoint refuses before any date is read.
+      await stack.db('live.webhook_endpoints').where({ id: endpoint.body.data.id }).update({ status: 'enabled' });
+      const recover = `/v1/webhook-endpoints/${endpoint.body.data.id}/recover`;
+      for (const [body, path] of [[{ since: leap('2024-06-30') }, 'body/since'], [{ since: '2024-06-01T00:00:00Z', until: leap('2024-06-30') }, 'body/until']] as const) {
+        const res = await stack.http.post(recover).set(bearer(merchant.secretKey)).send(body);
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body.error.details).toMatchObject({ reason: 'validation_failed', fields: [{ path, ...exists }] });
+      }
+      const analytics = await stack.http.get(`/v1/analytics/providers?from=${leap('2016-12-31')}`).set(bearer(merchant.secretKey));
+      expect(analytics.status, JSON.stringify(analytics.body)).toBe(400);
+      expect(analytics.body.error.details.fields).toEqual([{ path: 'query/from', ...exists }]);
+    });
+
+    it('answers a body that is not in its Content-Encoding, or is cut short, with 400 (zlib\'s errors were 500)', async () => {
+      const json = '{"name":"Encoded"}';
+      // Sent as they are: supertest writes a Buffer with a JSON content type as JSON.
+      const send = (encoding: string, body: Buffer | string) => new Promise<{ status: number; body: Json }>((resolve, reject) => {
+        const req = httpRequest(`${stack.baseUrl}/v1/customers`, {
+          method: 'POST', headers: { ...bearer(merchant.secretKey), 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => { text += c.toString(); });
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      const gzipped = gzipSync(json);
+      const cases: [string, Buffer | string][] = [
+        ['gzip', json], ['deflate', json], ['br', json], ['gzip', gzipped.subarray(0, gzipped.length - 8)], ['br', brotliCompressSync(json).subarray(0, 4)],
+      ];
+      for (const [encoding, body] of cases) {
+        const res = await send(encoding, body);
+        expect(res.status, `${encoding} ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.error.details).toMatchObject({
+          reason: 'validation_failed', fields: [{ path: 'body', message: `could not be decoded as its Content-Encoding (${encoding}) says` }],
+        });
+      }
+      for (const [encoding, body] of [['gzip', gzipped], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)]] as const) {
+        const res = await send(encoding, body);
+        expect(res.status, `${encoding} ${JSON.stringify(res.body)}`).toBe(201);
+        expect(res.body.data.name).toBe('Encoded');
+      }
+      const other = await send('compress', json);
+      expect([other.status, other.body.error.details.reason]).toEqual([415, 'unsupported_media_type']);
+    });
+
+    it('answers a malformed percent-encoding on the 3-D Secure return route with its 404 page (decodeURIComponent threw: 500)', async () => {
+      const cases: ['get' | 'post', string][] = [
+        ['get', '/v1/payments/%/authentication-return?charge=ch_1'],
+        ['get', '/v1/payments/%E0%A4%A/authentication-return'],
+        ['post', '/v1/payments/%C0/authentication-return'],
+      ];
+      for (const [method, path] of cases) {
+        const res = await stack.http[method](path);
+        expect(res.status, path).toBe(404);
+        expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
+        expect(res.text, path).toContain('This link does not belong to a payment.');
+      }
     });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
-import { CARDS, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { card, CARDS, confirm, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { createConfig, createProvider } from '../support/routing';
 import { refundWorkflowId } from '../../workflows/refunds/contract';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
@@ -306,21 +306,26 @@ describe('what a refund request may be', () => {
     expect((await stack.http.get(`/v1/refunds/re_01NOPE0000000000000000000`).set(bearer(f.merchant.secretKey))).status).toBe(404);
   });
 
-  it('refuses to refund what was never captured (409 invalid_state)', async () => {
+  it('refuses to refund what was never captured (409 invalid_state), saying so with the right article', async () => {
     const authorized = await pay(stack, f.merchant, CARDS.visa, { amount: 1000, auto_capture: false });
     expect(authorized.body.data.status).toBe('AUTHORIZED');
     const res = await refund(f.merchant, { payment_id: authorized.body.data.id });
     expect(res.status).toBe(409);
     expect(res.body.error.details).toMatchObject({ reason: 'invalid_state', status: 'AUTHORIZED' });
+    expect(res.body.error.message).toBe('An AUTHORIZED payment has no captured charge to refund.');
     const byCharge = await refund(f.merchant, { charge_id: authorized.body.data.charges[0].id, amount: 100 });
     expect(byCharge.status).toBe(409);
     expect(byCharge.body.error.details).toMatchObject({ reason: 'invalid_state', status: 'AUTHORIZED' });
+    expect(byCharge.body.error.message).toBe('An AUTHORIZED charge cannot be refunded.');
+    const again = await confirm(stack, f.merchant, authorized.body.data.id, { payment_method: card(CARDS.visa) });
+    expect([again.status, again.body.error.message]).toEqual([409, 'An AUTHORIZED payment cannot be confirmed.']);
 
     const declined = await pay(stack, f.merchant, CARDS.declined, { amount: 1000 });
     expect(declined.body.data.status).toBe('FAILED');
     const onFailed = await refund(f.merchant, { payment_id: declined.body.data.id });
     expect(onFailed.status).toBe(409);
     expect(onFailed.body.error.details).toMatchObject({ reason: 'invalid_state', status: 'FAILED' });
+    expect(onFailed.body.error.message).toBe('A FAILED payment has no captured charge to refund.');
     expect((await refund(f.merchant, { charge_id: declined.body.data.charges[0].id })).body.error.details.status).toBe('DECLINED');
   });
 

@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   Client, WithStartWorkflowOperation, WorkflowExecutionDescription, WorkflowHandle, WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { ApiError } from '../../lib/errors';
+import { ApiError, withArticle } from '../../lib/errors';
 import { applicationFailure, isNotFound, resendingAborted, temporalUiLink } from '../client';
 import { type Environment, SEARCH_ATTRIBUTES, TASK_QUEUES } from '../contract';
 import {
@@ -32,7 +32,7 @@ export function paymentWorkflowLink(config: { temporal: { uiUrl: string; namespa
  */
 export class PaymentWorkflowClosedError extends ApiError {
   constructor(readonly paymentStatus: string | undefined) {
-    super('invalid_state', `A ${paymentStatus ?? 'finished'} payment takes no more commands.`, { status: paymentStatus });
+    super('invalid_state', `${withArticle(paymentStatus ?? 'finished')} payment takes no more commands.`, { status: paymentStatus });
   }
 }
 

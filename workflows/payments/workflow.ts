@@ -2,6 +2,7 @@ import {
   allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails,
   setHandler, sleep, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
+import { withArticle } from '../../lib/errors';
 import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } from '../contract';
 import { idRandom, mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
@@ -110,7 +111,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
 
   /** Runs one transition under the lock; every command and timer goes through here. */
   const run = <T>(transition: PaymentTransition, fn: () => Promise<T>): Promise<T> => lock.runExclusive(async () => {
-    if (!allows(transition, state.status)) throw invalidState(state.status, `A ${state.status} payment cannot take ${transition}.`);
+    if (!allows(transition, state.status)) throw invalidState(state.status, `${withArticle(state.status)} payment cannot take ${transition}.`);
     running = transition;
     try {
       return await fn();
@@ -127,7 +128,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     if (transition === 'cancel' && state.authentication && state.status === 'REQUIRES_ACTION') return;
     const pending = state.pendingOperation;
     if (pending) throw invalidState(state.status, `The payment cannot be ${verb} while its ${pending.operation} awaits the processor's notification.`);
-    if (lock.isLocked() || !allows(transition, state.status)) throw invalidState(state.status, `A ${state.status} payment cannot be ${verb}.`);
+    if (lock.isLocked() || !allows(transition, state.status)) throw invalidState(state.status, `${withArticle(state.status)} payment cannot be ${verb}.`);
   };
 
   /**
