@@ -4,9 +4,10 @@ import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import type { Vault } from '../lib/vault';
 import { withArticle } from '../lib/errors';
+import { logger } from '../lib/logger';
 import { appendEvents, EventRecord } from '../db/events';
 import type { ChargeRow } from '../db/payments';
-import { findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
+import { findRefund, findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
 import { serializeCharge } from '../api/resources/payments';
 import { serializeRefund } from '../api/resources/refunds';
 import { updateCharge } from '../db/payments';
@@ -14,7 +15,7 @@ import { notificationExchange } from './providers/exchange';
 import { openProvider } from './providers/open';
 import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
 import type { ProviderEventSignal, RequestContext } from '../workflows/contract';
-import type { RefundActivities, RefundRef, RefundResult, ReservationResult, RefundWorkflowInput } from '../workflows/refunds/contract';
+import { refundCommand, type RefundActivities, type RefundRef, type RefundResult, type ReservationResult, type RefundWorkflowInput } from '../workflows/refunds/contract';
 import { withHeartbeat } from './heartbeat';
 import { notificationTarget, verifiedNotification } from './payments/notifications';
 
@@ -79,6 +80,12 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
   return {
     async reserveRefund(input: RefundWorkflowInput): Promise<ReservationResult> {
       const env = input.environment;
+      // Only the API's refunds move money: a refund workflow started by anyone else who reaches Temporal
+      // (with ids read from search attributes) has no valid seal. One from before seals has its row already.
+      if (!vault.sealed('refund', refundCommand(input), input.seal) && !(await findRefund(db, env, input.refundId))) {
+        logger.warn({ environment: env, refund_id: input.refundId.slice(0, 64), charge_id: input.chargeId.slice(0, 64) }, 'refund refused: its workflow was not started by the API');
+        throw ApplicationFailure.nonRetryable('the refund was not started by the API (no valid seal)', 'unsealed_command');
+      }
       return db.transaction(async (trx): Promise<ReservationResult> => {
         const reservation = await reserveRefund(trx, input);
         switch (reservation.outcome) {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Encryption at rest for card numbers, CVCs and provider credentials: AES-256-GCM under VAULT_KEY,
@@ -33,6 +33,22 @@ export class Vault {
 
   decryptJson<T>(sealed: string): T {
     return JSON.parse(this.decrypt(sealed)) as T;
+  }
+
+  /**
+   * A command's seal (HMAC-SHA256 under the vault key, for `purpose`): what the API signs before a
+   * workflow moves money on it, so that a workflow started by anyone else who reaches Temporal is told
+   * apart. Only processes holding VAULT_KEY (the API, the worker) can make or check one.
+   */
+  seal(purpose: string, text: string): string {
+    return createHmac('sha256', this.key).update(`command:${purpose}:${text}`).digest('base64url');
+  }
+
+  /** Whether `seal` is this vault's seal of `text` for `purpose` (compared in constant time). */
+  sealed(purpose: string, text: string, seal: string | undefined): boolean {
+    const expected = Buffer.from(this.seal(purpose, text));
+    const given = Buffer.from(seal ?? '');
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   /** A keyed fingerprint (HMAC-SHA256): equal inputs match, yet the value reveals nothing without the key. */

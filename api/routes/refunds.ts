@@ -5,7 +5,7 @@ import {
 } from '../../db/refunds';
 import { newId } from '../../lib/ids';
 import { createRefund } from '../../workflows/refunds/client';
-import { REFUND_REASONS, REFUND_STATUSES, RefundWorkflowInput, wasCaptured } from '../../workflows/refunds/contract';
+import { REFUND_REASONS, REFUND_STATUSES, refundCommand, RefundWorkflowInput, wasCaptured } from '../../workflows/refunds/contract';
 import type { ApiDeps } from '../deps';
 import { ApiError, withArticle } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
@@ -99,6 +99,7 @@ export const refundRoutes = [
         metadata: body.metadata ?? {},
         context: workflowContext(ctx, principal),
       };
+      input.seal = deps.vault.seal('refund', refundCommand(input));
       await createRefund(await deps.temporal(), input);
       const row = await findRefund(deps.db, env, refundId);
       if (!row) throw new Error(`refund ${refundId} was accepted but its row is missing`);

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
 import { card, CARDS, confirm, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { createConfig, createProvider } from '../support/routing';
-import { refundWorkflowId } from '../../workflows/refunds/contract';
+import { refundCommand, refundWorkflowId, type RefundWorkflowInput } from '../../workflows/refunds/contract';
+import { createRefund } from '../../workflows/refunds/client';
+import { newId } from '../../lib/ids';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 
 // One file on purpose: vitest runs files in parallel, and every file's workers poll the same `payments`
@@ -327,6 +329,32 @@ describe('what a refund request may be', () => {
     expect(onFailed.body.error.details).toMatchObject({ reason: 'invalid_state', status: 'FAILED' });
     expect(onFailed.body.error.message).toBe('A FAILED payment has no captured charge to refund.');
     expect((await refund(f.merchant, { charge_id: declined.body.data.charges[0].id })).body.error.details.status).toBe('DECLINED');
+  });
+
+  it('moves nothing for a refund workflow started by anyone but the API (no seal, or a seal of another command)', async () => {
+    const paid = (await pay(stack, f.merchant, CARDS.visa, { amount: 1000 })).body.data;
+    const charge = paid.charges[0];
+    const client = await stack.deps.temporal();
+    const forged = (refundId: string, extra: Partial<RefundWorkflowInput> = {}): RefundWorkflowInput => ({
+      refundId, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
+      paymentId: paid.id, chargeId: charge.id, amount: 1000, metadata: {}, context: { actor: { type: 'system', id: 'forger' } }, ...extra,
+    });
+    // The ids a forger reads from search attributes; a seal made for 1 applied to 1000; a made-up one.
+    const tries = [
+      forged(newId('re')),
+      forged(newId('re'), { seal: 'x'.repeat(43) }),
+      (() => { const input = forged(newId('re'), { amount: 1 }); return { ...input, amount: 1000, seal: stack.deps.vault.seal('refund', refundCommand(input)) }; })(),
+    ];
+    for (const input of tries) {
+      await expect(createRefund(client, input)).rejects.toThrow();
+      expect(await stack.db('live.refunds').where({ id: input.refundId }).first()).toBeUndefined();
+      expect(await sim.key(input.refundId)).toMatchObject({ calls: 0 });
+    }
+    const row = await stack.db('live.charges').where({ id: charge.id }).first();
+    expect([Number(row.refunded_amount), Number(row.pending_refund_amount)]).toEqual([0, 0]);
+    // The API's own refund of the same charge goes through.
+    const res = await refund(f.merchant, { payment_id: paid.id });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 
   it('keeps environments apart: a live key cannot refund a sandbox payment', async () => {

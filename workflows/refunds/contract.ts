@@ -43,6 +43,17 @@ export interface RefundWorkflowInput {
   reasonOther?: string;
   metadata: Record<string, string>;
   context: RequestContext;
+  /**
+   * The API's seal of what the refund moves (`refundCommand`, sealed with the vault key): the
+   * reservation refuses a refund without a valid one, so that a refund workflow started by anyone else
+   * who reaches Temporal moves nothing. Absent in histories from before (their refund row exists already).
+   */
+  seal?: string;
+}
+
+/** What a refund's seal covers: which charge of which account, of which payment, and how much. */
+export function refundCommand(input: Pick<RefundWorkflowInput, 'refundId' | 'accountId' | 'workspaceId' | 'environment' | 'paymentId' | 'chargeId' | 'amount'>): string {
+  return JSON.stringify([input.refundId, input.accountId, input.workspaceId, input.environment, input.paymentId, input.chargeId, input.amount ?? null]);
 }
 
 /** What a refund workflow hands its activities once the amount is reserved: ids only. */
