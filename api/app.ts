@@ -45,7 +45,7 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
       ? { message: 'ready', success: true, data: { database, temporal } }
       : { message: 'not ready', success: false, error: { code: 503, message: 'not ready', details: { reason: database ? 'temporal_unavailable' : 'database_unavailable', database, temporal } } };
   });
-  open.get('/metrics', serveMetrics);
+  open.get('/metrics', serveMetrics(deps.config.metricsToken));
   open.get('/v1/openapi.json', (ctx) => {
     ctx.body = openapi;
   });

@@ -47,6 +47,11 @@ export interface Config {
    * served on the next port (docs/observability.md#metrics).
    */
   workerMetricsPort: number;
+  /**
+   * METRICS_TOKEN: when set, the API's `GET /metrics` answers only `Authorization: Bearer <token>` (the
+   * scraper's). The API's port is the public one, and its counters tell every tenant's volume.
+   */
+  metricsToken?: string;
   /** Workflows a worker keeps in memory per task queue; evicted ones are replayed from history when needed. */
   workerMaxCachedWorkflows: number;
   /**
@@ -220,6 +225,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     authenticationTimeoutMs: duration('AUTHENTICATION_TIMEOUT', env.AUTHENTICATION_TIMEOUT || '1h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
     workerMetricsPort,
+    metricsToken: env.METRICS_TOKEN || undefined,
     workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
     workerWorkflowHeapMb: count('WORKER_WORKFLOW_HEAP_MB', env.WORKER_WORKFLOW_HEAP_MB, 1024),
     workerHeapMb: count('WORKER_HEAP_MB', env.WORKER_HEAP_MB, 256),

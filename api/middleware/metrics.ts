@@ -1,6 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ApiError } from '../errors';
 
 /**
  * The API's Prometheus metrics (docs/observability.md#metrics), served at `GET /metrics`. Requests are
@@ -76,8 +78,23 @@ export function routeOf(ctx: Koa.Context, routers: Router[]): string {
   return 'unmatched';
 }
 
-/** `GET /metrics`: the text exposition format, no credentials (keep the port off the public internet). */
-export async function serveMetrics(ctx: Koa.Context): Promise<void> {
-  ctx.type = apiRegistry.contentType;
-  ctx.body = await apiRegistry.metrics();
+/**
+ * `GET /metrics`: the text exposition format. With a token (METRICS_TOKEN), only for `Authorization:
+ * Bearer <token>` — the API's port is the public one, and the counters tell every tenant's volume — else
+ * 401 as any other credential. Without one it is open: for a deployment whose proxy does not route it.
+ */
+export function serveMetrics(token: string | undefined): Koa.Middleware {
+  const expected = token ? digest(`Bearer ${token}`) : undefined;
+  return async (ctx) => {
+    if (expected) {
+      const given = ctx.get('Authorization');
+      if (!given) throw new ApiError('missing_authorization');
+      // Compared as digests: in constant time, whatever the lengths.
+      if (!timingSafeEqual(digest(given), expected)) throw new ApiError('invalid_token');
+    }
+    ctx.type = apiRegistry.contentType;
+    ctx.body = await apiRegistry.metrics();
+  };
 }
+
+const digest = (text: string) => createHash('sha256').update(text).digest();

@@ -1,4 +1,6 @@
+import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app';
 import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, createPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
@@ -99,6 +101,20 @@ describe('the API /metrics', () => {
     expect(text).toContain('# TYPE http_request_duration_seconds histogram');
     expect(text).toContain('# TYPE idempotency_replays_total counter');
     expect(text).toContain('# TYPE rate_limit_rejections_total counter');
+  });
+
+  it('with METRICS_TOKEN answers only its bearer (the API\'s port is the public one): 401 in the envelope otherwise', async () => {
+    const guarded = supertest(createApp({ ...stack.deps, config: { ...stack.config, metricsToken: 'scrape-t0ken' } }).callback());
+    const missing = await guarded.get('/metrics');
+    expect([missing.status, missing.body.error?.details.reason]).toEqual([401, 'missing_authorization']);
+    for (const wrong of ['Bearer scrape-t0ke', 'Bearer scrape-t0kenX', 'Basic c2NyYXBlLXQwa2Vu', 'scrape-t0ken']) {
+      const res = await guarded.get('/metrics').set('Authorization', wrong);
+      expect([res.status, res.body.error?.details.reason], wrong).toEqual([401, 'invalid_token']);
+      expect(res.text).not.toContain('http_requests_total');
+    }
+    const scraped = await guarded.get('/metrics').set('Authorization', 'Bearer scrape-t0ken');
+    expect(scraped.status).toBe(200);
+    expect(scraped.text).toContain('# TYPE http_requests_total counter');
   });
 
   it('counts requests by route template, method and status; unknown paths as unmatched', async () => {
