@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { ERRORS, ErrorReason } from './errors';
 import { REQUEST_ID_PATTERN } from './middleware/request-context';
 import { openApiPath, Route } from './route';
-import { STORABLE_TEXT, requestSchema, SHARED_SCHEMAS } from './schemas';
+import { NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from './schemas';
 
 type Json = Record<string, unknown>;
 
@@ -236,7 +236,7 @@ export function buildOpenApi(routes: Route[]): object {
       title: 'Switchboard API',
       version: 'v1',
       description: 'Payment orchestration: routing, cascading, refunds and signed webhooks.\n\n'
-        + `No request string or object key may contain U+0000 or an unpaired surrogate (Postgres cannot store them): every string schema without a pattern of its own carries \`${STORABLE_TEXT}\`.`,
+        + `No request string or object key may contain U+0000 or an unpaired surrogate (Postgres cannot store them): every string schema without a pattern of its own carries \`pattern: ${NO_NUL}\` and \`${WELL_FORMED}: true\` (no unpaired UTF-16 surrogate).`,
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

@@ -73,15 +73,20 @@ export const OnlyWhen = (field: string, other: string, value: string) => ({
 /**
  * No request string and no object key may contain U+0000 or an unpaired UTF-16 surrogate (`"\ud800"`
  * escaped in JSON): Postgres cannot store the first in text or jsonb, refuses the second in jsonb and
- * turns it into U+FFFD in text (two different ids then name one row). ajv compiles patterns in Unicode
- * mode, where a well-formed pair is one code point and a lone surrogate one of the excluded range.
- * Declared as this pattern on every string schema that has no pattern, format, const or enum of its
- * own (those exclude U+0000 already: the patterns are character classes without it, and the formats
- * used, email and date-time, have no place for it; a pattern on top of a format also made
- * Schemathesis' coverage phase take half a minute for one operation), and as `propertyNames` of every
- * object open to other keys.
+ * turns it into U+FFFD in text (two different ids then name one row). Two rules, declared together on
+ * every string schema that has no pattern, format, const or enum of its own (those exclude both already:
+ * the patterns are character classes without them, and the formats used, email, date-time and uri, have
+ * no place for them; a pattern on top of a format also made Schemathesis' coverage phase take half a
+ * minute for one operation), and on the `propertyNames` of every object open to other keys:
+ *
+ * * `pattern: NO_NUL`;
+ * * `x-well-formed: true` (WELL_FORMED), our own keyword, which ajv checks (api/validation.ts). A
+ *   pattern excluding the surrogate range says the same in JavaScript's Unicode mode, but generators
+ *   that build strings from patterns in UTF-8 (Hypothesis, under Schemathesis) cannot use such a
+ *   pattern at all, and then fuzz as if the string had none.
  */
-export const STORABLE_TEXT = '^[^\\u0000\\ud800-\\udfff]*$';
+export const NO_NUL = '^[^\\u0000]*$';
+export const WELL_FORMED = 'x-well-formed';
 
 /**
  * How deep a request body may nest (objects and arrays, the body itself counting as 1). Every
@@ -102,8 +107,9 @@ const ref = (id: string) => ({ $ref: id });
 named({
   $id: 'JsonValue',
   description: `Any JSON value whose strings and object keys contain neither U+0000 nor an unpaired surrogate, nested at most ${MAX_BODY_DEPTH} levels deep counting from the request body.`,
-  pattern: STORABLE_TEXT,
-  propertyNames: { pattern: STORABLE_TEXT },
+  pattern: NO_NUL,
+  [WELL_FORMED]: true,
+  propertyNames: { pattern: NO_NUL, [WELL_FORMED]: true },
   items: ref('JsonValue'),
   additionalProperties: ref('JsonValue'),
 });
@@ -117,7 +123,7 @@ const OPERATOR_SCHEMAS: Record<FieldKind, string> = {
 for (const [kind, id] of Object.entries(OPERATOR_SCHEMAS) as [FieldKind, string][]) {
   const operand = kind === 'number'
     ? { type: 'integer' }
-    : { type: 'string', pattern: kind === 'text' ? STORABLE_TEXT : VALUE_FORMATS[kind].pattern.source, description: VALUE_FORMATS[kind].describe };
+    : { type: 'string', ...(kind === 'text' ? { pattern: NO_NUL, [WELL_FORMED]: true } : { pattern: VALUE_FORMATS[kind].pattern.source }), description: VALUE_FORMATS[kind].describe };
   const operators = OPERATORS.filter((op) => kind === 'number' || !ORDERING.has(op));
   named({
     $id: id,
@@ -172,8 +178,8 @@ const RECORD_KEY = '^(.*)$';
  * The schema requests are validated with, and the document shows: the route's schema plus the rules
  * every request obeys, so that no route can forget them.
  *
- * * A string without a pattern, format, const or enum of its own gets `pattern: STORABLE_TEXT`.
- * * An object open to other keys gets `propertyNames.pattern: STORABLE_TEXT`; free-form members
+ * * A string without a pattern, format, const or enum of its own gets `pattern: NO_NUL` and WELL_FORMED.
+ * * An object open to other keys gets both as its `propertyNames`; free-form members
  *   (`additionalProperties: true`) become JsonValue.
  * * `Type.Record(Type.String(), X)` is written by TypeBox as `patternProperties: { "^(.*)$": X }`, and `.`
  *   matches no line break (in JavaScript as in Python): a key with one escaped the value schema. It
@@ -187,7 +193,7 @@ function withRules(schema: unknown): unknown {
   if (!isObject(schema) || typeof schema.$ref === 'string') return schema;
   const s: Json = { ...schema };
   const constrained = s.pattern !== undefined || s.format !== undefined || s.const !== undefined || s.enum !== undefined;
-  if (s.type === 'string' && !constrained) s.pattern = STORABLE_TEXT;
+  if (s.type === 'string' && !constrained) Object.assign(s, { pattern: NO_NUL, [WELL_FORMED]: true });
   if (s.type === 'object') {
     const patterns = isObject(s.patternProperties) ? s.patternProperties : undefined;
     if (patterns && Object.keys(patterns).length === 1 && patterns[RECORD_KEY] && s.additionalProperties === undefined) {
@@ -197,7 +203,7 @@ function withRules(schema: unknown): unknown {
     if (s.additionalProperties === true) s.additionalProperties = ref('JsonValue');
     if (s.additionalProperties !== false || s.patternProperties !== undefined) {
       const names = isObject(s.propertyNames) ? s.propertyNames : {};
-      if (names.pattern === undefined) s.propertyNames = { ...names, pattern: STORABLE_TEXT };
+      if (names.pattern === undefined) s.propertyNames = { ...names, pattern: NO_NUL, [WELL_FORMED]: true };
     }
   }
   for (const key of ['properties', 'patternProperties', '$defs'] as const) {

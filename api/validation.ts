@@ -2,13 +2,18 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, FieldError } from './errors';
-import { GRAMMAR_SCHEMAS, STORABLE_TEXT, requestSchema, SHARED_SCHEMAS } from './schemas';
+import { hasLoneSurrogate } from '../lib/storable-text';
+import { GRAMMAR_SCHEMAS, NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from './schemas';
 
 // Bodies are validated exactly as sent; query strings and path params arrive as text and are coerced.
 // `verbose` gives each error its schema, to tell an unknown request field from a word outside a grammar.
 const options = { allErrors: true, strict: false, verbose: true, schemas: [...SHARED_SCHEMAS] };
 const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
 const queryAjv = addFormats(new Ajv({ ...options, coerceTypes: true }));
+// No unpaired surrogate (api/schemas.ts WELL_FORMED).
+for (const ajv of [bodyAjv, queryAjv]) {
+  ajv.addKeyword({ keyword: WELL_FORMED, type: 'string', schemaType: 'boolean', validate: (on: boolean, data: string) => !on || !hasLoneSurrogate(data) });
+}
 
 const NUL_MESSAGE = 'must not contain the NUL character (\\u0000) or an unpaired surrogate (\\ud800–\\udfff)';
 
@@ -16,7 +21,7 @@ const NUL_MESSAGE = 'must not contain the NUL character (\\u0000) or an unpaired
 const printable = (segment: string) => segment.split('\u0000').join('\\u0000').replace(/\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
 function messageOf(e: ErrorObject): string {
-  if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === STORABLE_TEXT) return NUL_MESSAGE;
+  if (e.keyword === WELL_FORMED || (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === NO_NUL)) return NUL_MESSAGE;
   // ajv's own words omit the value a constant must have; the caller needs it to fix the request.
   if (e.keyword === 'const') return `must be ${JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue)}`;
   return e.message ?? 'is not valid';

@@ -1,6 +1,9 @@
 /** An unpaired UTF-16 surrogate: in Unicode mode a well-formed pair is one code point, outside `\p{Cs}`. */
 const LONE_SURROGATE = /\p{Cs}/gu;
 
+/** Whether `text` holds an unpaired surrogate (what `String.prototype.isWellFormed` tells, from Node 20). */
+export const hasLoneSurrogate = (text: string): boolean => /\p{Cs}/u.test(text);
+
 /**
  * A JSON value with U+0000 and every unpaired surrogate, in strings and object keys alike, replaced by
  * U+FFFD. Postgres stores neither in `jsonb` and no U+0000 in `text` (a lone surrogate becomes U+FFFD
