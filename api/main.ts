@@ -1,11 +1,10 @@
 import './start-tracing';
-import { createServer } from 'node:http';
 import { exitOnConfigError } from '../lib/config';
 import { loadConfig } from '../db/local-state';
 import { logger } from '../lib/logger';
 import { createDb } from '../db/knex';
 import { createApp } from './app';
-import { createApiDeps } from './server';
+import { createApiDeps, createHttpServer } from './server';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency';
 import { currentTracing } from '../telemetry/tracing';
 
@@ -14,8 +13,7 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start sets it)');
   const db = createDb(config.databaseUrl, { max: 20 });
   const deps = createApiDeps(db, config, config.temporal.address ?? 'localhost:7233');
-  const server = createServer(createApp(deps).callback());
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(createApp(deps));
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port }, 'api listening');
 

@@ -111,5 +111,7 @@ export const paramsValidator = <T>(schema: TSchema): Validator<T> => compile<T>(
 export function requestTime(value: string, path: string): Date {
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) throw ApiError.validation([{ path, message: 'is not a time that exists' }]);
+  // An offset can carry 9999-12-31 past the year 9999, which our answers could not write back in the same form.
+  if (date.getUTCFullYear() > 9999) throw ApiError.validation([{ path, message: 'must be before the year 10000 (UTC)' }]);
   return date;
 }

@@ -45,6 +45,8 @@ export const ERRORS = {
   invalid_pagination: { status: 422, message: 'These pagination parameters do not name a place in this list.' },
   // 429
   rate_limited: { status: 429, message: 'Too many requests.' },
+  // 431
+  headers_too_large: { status: 431, message: 'The request headers are larger than 16 KiB.' },
   // 5xx
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   temporal_unavailable: { status: 503, message: 'The workflow service is unavailable; try again shortly.' },

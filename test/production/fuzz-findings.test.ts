@@ -354,6 +354,30 @@ describe('fuzzer findings', () => {
       expect(analytics.body.error.details.fields).toEqual([{ path: 'query/from', ...exists }]);
     });
 
+    it('refuses a date-time that its offset carries past the year 9999 (analytics echoed "+010000-01-01…")', async () => {
+      const res = await stack.http.get('/v1/analytics/providers').query({ from: '9999-12-30T00:00:00Z', to: '9999-12-31T23:59:59-23:59' }).set(bearer(merchant.secretKey));
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.details.fields).toEqual([{ path: 'query/to', message: 'must be before the year 10000 (UTC)' }]);
+    });
+
+    it('answers headers over 16 KiB with 431 in the envelope (Node answered a bare status line)', async () => {
+      const res = await new Promise<{ status: number; type?: string; body: Json }>((resolve, reject) => {
+        const req = httpRequest(`${stack.baseUrl}/v1/accounts`, { headers: { Authorization: `Bearer ${'x'.repeat(20_000)}` } }, (answer) => {
+          let text = '';
+          answer.on('data', (c: Buffer) => { text += c.toString(); });
+          answer.on('end', () => resolve({ status: answer.statusCode!, type: answer.headers['content-type'], body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(res.status).toBe(431);
+      expect(res.type).toMatch(/^application\/json/);
+      expect(res.body).toEqual({
+        message: 'The request headers are larger than 16 KiB.', success: false,
+        error: { code: 431, message: 'The request headers are larger than 16 KiB.', details: { reason: 'headers_too_large' } },
+      });
+    });
+
     it('answers a body that is not in its Content-Encoding, or is cut short, with 400 (zlib\'s errors were 500)', async () => {
       const json = '{"name":"Encoded"}';
       // Sent as they are: supertest writes a Buffer with a JSON content type as JSON.

@@ -1,4 +1,4 @@
-import { createServer, Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
@@ -9,7 +9,7 @@ import { Config } from '../../lib/config';
 import { loadConfig } from '../../db/local-state';
 import { createDb, Db } from '../../db/knex';
 import { createApp } from '../../api/app';
-import { createApiDeps } from '../../api/server';
+import { createApiDeps, createHttpServer } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
 import { createWorkers } from '../../worker/worker';
 
@@ -51,7 +51,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
   const config = loadConfig({ ...suiteEnv(), WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
   const db = createDb(config.databaseUrl!, { max: 10 });
   const deps = createApiDeps(db, config, config.temporal.address!);
-  const server = createServer(createApp(deps).callback());
+  const server = createHttpServer(createApp(deps));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // The world reaches this API at its ephemeral port (processors' notifications, customers' returns).
