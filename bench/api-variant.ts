@@ -1,9 +1,8 @@
 import '../api/start-tracing';
-import { createServer } from 'node:http';
 import { loadConfig } from '../db/local-state';
 import { createDb } from '../db/knex';
 import { createApp, type AppOptions } from '../api/app';
-import { createApiDeps } from '../api/server';
+import { createApiDeps, createHttpServer } from '../api/server';
 import { ROUTES } from '../api/routes';
 
 /** The layers the bench turns off one at a time, as createApp's options. */
@@ -29,8 +28,7 @@ async function main(): Promise<void> {
     }),
   ];
   for (const [port, options] of apps) {
-    const server = createServer(createApp(deps, ROUTES, options).callback());
-    server.keepAliveTimeout = 65_000;
+    const server = createHttpServer(createApp(deps, ROUTES, options));
     await new Promise<void>((resolve) => server.listen(port, resolve));
   }
   console.log('api variant listening');
