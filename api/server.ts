@@ -33,24 +33,29 @@ export function createApiDeps(db: Db, config: Config, temporalAddress: string): 
 /**
  * The API's HTTP server. Requests Node refuses before Koa sees them still get the error envelope: headers
  * over Node's 16 KiB (a huge Authorization, say) are `431 headers_too_large`, not Node's bare status line.
- * Other malformed requests keep Node's own 400.
+ * Anything else Node refuses is answered as Node would (its own 408, 413 or 400).
  */
 export function createHttpServer(app: Koa): Server {
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || err.code === 'ECONNRESET') {
-      socket.destroy();
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
+    // Nothing can be answered once an answer has begun, or on a socket already gone.
+    if (!socket.writable || (socket.bytesWritten ?? 0) > 0) {
+      socket.destroy(err);
       return;
     }
-    if (err.code !== 'HPE_HEADER_OVERFLOW') {
-      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-      return;
-    }
-    const refused = new ApiError('headers_too_large');
-    const body = JSON.stringify(errorBody(refused));
-    socket.end(`HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
-      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(err.code === 'HPE_HEADER_OVERFLOW' ? enveloped(new ApiError('headers_too_large')) : bare(NODE_REFUSALS[err.code ?? ''] ?? 400));
   });
   return server;
+}
+
+/** What Node answers the other requests it refuses (node:_http_server), kept as it is. */
+const NODE_REFUSALS: Record<string, number> = { ERR_HTTP_REQUEST_TIMEOUT: 408, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413 };
+
+const bare = (status: number) => `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`;
+
+function enveloped(refused: ApiError): string {
+  const body = JSON.stringify(errorBody(refused));
+  return `HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
