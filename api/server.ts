@@ -38,9 +38,10 @@ export function createApiDeps(db: Db, config: Config, temporalAddress: string): 
 export function createHttpServer(app: Koa): Server {
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
-    // Nothing can be answered once an answer has begun, or on a socket already gone.
-    if (!socket.writable || (socket.bytesWritten ?? 0) > 0) {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }) => {
+    // Nothing can be answered on a socket already gone, or once the answer in flight on it has begun
+    // (Node's own rule: a kept-alive socket has written earlier answers, which is no reason to stay silent).
+    if (!socket.writable || socket._httpMessage?.headersSent) {
       socket.destroy(err);
       return;
     }
