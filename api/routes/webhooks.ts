@@ -244,15 +244,18 @@ export const webhookRoutes = [
       const rotation = row.secret_rotation + 1;
       // The timer starts first: if Temporal is down nothing has changed and the caller can retry; two
       // concurrent rotations race for the same workflow id and the loser is told so.
-      if (expire > 0) {
-        await webhookClient(await deps.temporal()).startSecretRotation({ environment: env, endpointId: row.id, rotation, expirePreviousInSeconds: expire });
-      }
+      const webhooks = expire > 0 ? webhookClient(await deps.temporal()) : undefined;
+      await webhooks?.startSecretRotation({ environment: env, endpointId: row.id, rotation, expirePreviousInSeconds: expire });
       const secret = generateWebhookSecret();
       const updated = await swapSecrets(deps.db, env, row.id, row.secret_rotation, {
         secretEncrypted: deps.vault.encrypt(secret),
         previousSecretEncrypted: expire > 0 ? row.secret_encrypted : null,
         previousExpiresAt: expire > 0 ? new Date(Date.now() + expire * 1000) : null,
         rotation,
+      }).catch(async (err: unknown) => {
+        // The swap failed (Postgres): its timer would hold this rotation's number for its whole wait.
+        await webhooks?.abandonSecretRotation(row.id, rotation).catch(() => undefined);
+        throw err;
       });
       // A rotation that lost a race leaves a timer whose drop no longer matches any rotation: harmless.
       if (!updated) throw new ApiError('conflict', 'This endpoint\'s secret is being rotated by another request.');

@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { appendEvents } from '../../db/events';
 import { envTable } from '../../db/environments';
 import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { webhookClient } from '../../workflows/webhooks/client';
 import { activitiesFor, emit, enabledEndpoint, expectVerified, getDelivery, Receiver, waitFor, waitForDelivery } from './support';
 
 let stack: TestStack;
@@ -175,5 +176,24 @@ describe('webhook secret rotation', () => {
     const history = await client.workflow.getHandle(`webhook-secret-rotation/${endpoint.id}/1`).fetchHistory();
     const text = JSON.stringify(history, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v));
     for (const s of [oldSecret, newSecret, oldSecret.slice(6), newSecret.slice(6)]) expect(text).not.toContain(s);
+  });
+
+  it('is not held up by the finished timer of a rotation whose swap never happened', async () => {
+    const m = await createMerchant(stack);
+    const endpoint = await enabledEndpoint(stack, m, await receiver());
+    // What a request leaves when Postgres fails between starting the timer and swapping the secrets.
+    const client = await stack.deps.temporal();
+    await webhookClient(client).startSecretRotation({ environment: 'production', endpointId: endpoint.id, rotation: 1, expirePreviousInSeconds: 1 });
+    await client.workflow.getHandle(`webhook-secret-rotation/${endpoint.id}/1`).result();
+
+    const rotate = () => stack.http.post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`).set(bearer(m.secretKey)).send({ expire_previous_in_seconds: 60 });
+    const rotated = await rotate();
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(rotated.body.data.secret_rotation).toBe(1);
+    // A timer still running is another request's rotation: refused, as before.
+    await webhookClient(client).startSecretRotation({ environment: 'production', endpointId: endpoint.id, rotation: 2, expirePreviousInSeconds: 60 });
+    const raced = await rotate();
+    expect([raced.status, raced.body.error?.details.reason]).toEqual([409, 'conflict']);
+    await client.workflow.getHandle(`webhook-secret-rotation/${endpoint.id}/2`).terminate('test over');
   });
 });

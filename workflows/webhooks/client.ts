@@ -68,7 +68,7 @@ export function webhookClient(client: Client, options: { webhookRetrySchedule?: 
           workflowId: args.workflowId,
           taskQueue: TASK_QUEUES.webhooks,
           args: [{ environment: args.environment, deliveryId: args.deliveryId, retrySchedule, trigger: args.trigger }],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         });
         return true;
       } catch (err) {
@@ -159,12 +159,20 @@ export function webhookClient(client: Client, options: { webhookRetrySchedule?: 
           workflowId: WEBHOOK_WORKFLOW_IDS.secretRotation(input.endpointId, input.rotation),
           taskQueue: TASK_QUEUES.webhooks,
           args: [input],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          // A running timer of this rotation is another request's: refused. A closed one is of a rotation
+          // whose swap never happened (the row would name it otherwise): its number is free again.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         });
       } catch (err) {
         if (isAlreadyStarted(err)) throw new ApiError('conflict', 'This endpoint\'s secret is being rotated by another request.');
         throw err;
       }
+    },
+
+    /** Stops the timer of a rotation whose swap failed, so that the rotation can be asked for again. */
+    async abandonSecretRotation(endpointId: string, rotation: number): Promise<void> {
+      await client.workflow.getHandle(WEBHOOK_WORKFLOW_IDS.secretRotation(endpointId, rotation))
+        .terminate('the secret swap it was started for failed');
     },
 
     /** Fans events out from outside a workflow (ops tools, the benchmark) without waiting; workflows call the activity. */
