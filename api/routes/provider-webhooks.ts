@@ -46,13 +46,30 @@ async function targetOf(deps: ApiDeps, opened: Opened, event: ProcessorEvent): P
     const found = await findRefundWithCharge(deps.db, env, event.refundId);
     // A refund of a charge made through another config is not this config's to settle.
     if (!found?.charge || found.charge.payment_provider_config_id !== configId) return undefined;
+    if (!namesTheSameObject(event, found.charge)) return undefined;
     return { charge: found.charge, refundId: found.refund.id };
   }
   const charge = event.chargeId
     ? await findCharge(deps.db, env, event.chargeId)
     : event.providerReference ? await findChargeByProviderReference(deps.db, env, configId, event.providerReference) : undefined;
   if (!charge || charge.payment_provider_config_id !== configId) return undefined;
+  if (!namesTheSameObject(event, charge)) return undefined;
+  // A notification moves no more than the charge asked for (docs/security.md §10).
+  const asked = Number(charge.amount);
+  if (event.outcome.kind === 'approved' && (event.outcome.authorizedAmount > asked || event.outcome.capturedAmount > asked)) return undefined;
   return { charge };
+}
+
+/**
+ * An event names our charge (or refund) by the id we sent, which the processor echoes (Stripe's metadata,
+ * Adyen's merchantReference); it is about it only if it also names the processor's object the charge was
+ * made as, once the processor has given us that reference (until then the charge holds its own id, or
+ * nothing). Another object carrying our id — a PaymentIntent copying our metadata, a modification of
+ * another payment — is stored, and settles nothing.
+ */
+function namesTheSameObject(event: ProcessorEvent, charge: { id: string; provider_reference?: string | null }): boolean {
+  const known = charge.provider_reference && charge.provider_reference !== charge.id ? charge.provider_reference : undefined;
+  return !known || !event.providerReference || event.providerReference === known;
 }
 
 /**

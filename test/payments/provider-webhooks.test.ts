@@ -134,6 +134,34 @@ describe('the provider webhook route', () => {
   });
 });
 
+describe('a signed event that names our charge but not what the charge is', () => {
+  it('is stored and settles nothing: another intent carrying our charge id, or more than the charge asked for', async () => {
+    const authorized = (await pay(stack, merchant, CARDS.visa, { amount: 1234, auto_capture: false })).body.data;
+    expect(authorized.status).toBe('AUTHORIZED');
+    const charge = authorized.charges[0];
+    const [intent] = intentsOf(charge.id);
+    expect(charge.provider_reference).toBe(intent.id);
+    const succeeded = (object: Record<string, unknown>) => stripeEvent('payment_intent.succeeded', { ...intent, status: 'succeeded', ...object });
+    const events = [
+      succeeded({ id: 'pi_NOTTHEONE000001', amount: 1234, amount_received: 1234 }),
+      succeeded({ amount: 999_999, amount_received: 999_999 }),
+    ];
+    for (const event of events) {
+      const res = await post(config.id, event, signStripePayload(JSON.stringify(event), SECRET));
+      expect(res.status).toBe(200);
+      expect((await eventsOf(config.id)).find((e: any) => e.processor_event_id === event.id)).toMatchObject({ delivery: 'no_target', charge_id: null });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = await getPayment(stack, merchant, authorized.id);
+    expect(after).toMatchObject({ status: 'AUTHORIZED', amount_capturable: 1234 });
+    expect(after.charges[0]).toMatchObject({ status: 'AUTHORIZED', provider_reference: intent.id, authorized_amount: 1234, captured_amount: 0 });
+    // Its own capture still goes to its own intent.
+    const captured = await stack.http.post(`/v1/payments/${authorized.id}/capture`).set(bearer(merchant.secretKey)).send({});
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body.data.charges[0]).toMatchObject({ status: 'CAPTURED', captured_amount: 1234, provider_reference: intent.id });
+  });
+});
+
 describe('an unknown authorization settled by the processor\'s notification', () => {
   it('settles once, on the genuine event (duplicated), after a foreign config\'s event changed nothing — one intent at Stripe', async () => {
     const { paymentId, charge, confirming } = await unknownPayment(4321);
