@@ -18,6 +18,8 @@ export const ERRORS = {
   token_expired: { status: 401, message: 'The bearer token has expired.' },
   invalid_api_key: { status: 401, message: 'The API key is not valid.' },
   invalid_signature: { status: 401, message: 'The webhook signature is missing or does not verify.' },
+  // 402
+  capture_declined: { status: 402, message: 'The processor refused the capture.' },
   // 403
   insufficient_permissions: { status: 403, message: 'The credential lacks the permission this needs.' },
   system_actor_required: { status: 403, message: 'Only the system actor may do this.' },

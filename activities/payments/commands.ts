@@ -96,9 +96,18 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, eventIds: [], pending: true };
       }
       if (outcome.kind !== 'approved') {
-        await updateCharge(db, env, args.chargeId, { exchanges: [result.exchange] });
-        const why = outcome.kind === 'requires_action' ? 'an authentication request' : outcome.declineCode;
-        throw ApplicationFailure.nonRetryable(`the provider refused the capture: ${why}`, PAYMENT_ACTIVITY_FAILURES.captureDeclined);
+        // Refused at once: recorded as a refusal the processor notifies is (settleOperation), for the
+        // workflow to answer with; the payment stays AUTHORIZED and may be captured again.
+        const declineCode = outcome.kind === 'requires_action' ? 'authentication_required' : outcome.declineCode;
+        const message = 'message' in outcome ? outcome.message : undefined;
+        return db.transaction(async (trx) => {
+          const updated = await updateCharge(trx, env, args.chargeId, { exchanges: [result.exchange] });
+          const payment = await updatePayment(trx, env, args.paymentId, {
+            last_error: { code: 'capture_failed', decline_code: declineCode, charge_id: args.chargeId, message: message ?? null },
+          });
+          const eventIds = await appendEventsToPublish(trx, env, args.accountId, [chargeEvent(args, 'charge.capture_failed', updated, args.context)]);
+          return { paymentStatus: payment.status, capturedAmount: 0, eventIds, declined: { declineCode, ...(message ? { message } : {}) } };
+        });
       }
       return recordCapture(db, args, outcome.capturedAmount, result.exchange);
     },

@@ -312,7 +312,7 @@ export const paymentRoutes = [
     tag: 'Payments',
     summary: 'Capture an authorized payment, in full or in part',
     permission: 'payment:capture',
-    errors: ['invalid_state', 'temporal_unavailable'],
+    errors: ['invalid_state', 'capture_declined', 'temporal_unavailable'],
     message: 'Payment captured',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     body: Obj({ amount: Type.Optional(Amount) }),

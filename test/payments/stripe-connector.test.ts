@@ -121,6 +121,23 @@ describe('payments through stripe', () => {
     expect(intentsOf(res.body.data.charges[0].id)[0].status).toBe('canceled');
   });
 
+  it('answers a capture Stripe refuses at once with 402 capture_declined, recorded; the payment stays AUTHORIZED', async () => {
+    const res = await pay(stack, merchant, CARDS.visa, { amount: 1500, auto_capture: false });
+    const charge = res.body.data.charges[0];
+    // The intent canceled at Stripe behind our back (its dashboard, say): Stripe refuses to capture it.
+    const canceled = await fetch(`${double.url}/v1/payment_intents/${charge.provider_reference}/cancel`, {
+      method: 'POST', headers: { Authorization: 'Bearer sk_test_switchboard_0001', 'Content-Type': 'application/x-www-form-urlencoded' }, body: '',
+    });
+    expect(canceled.status, await canceled.clone().text()).toBe(200);
+    const capture = await stack.http.post(`/v1/payments/${res.body.data.id}/capture`).set(bearer(merchant.secretKey)).send({});
+    expect(capture.status, JSON.stringify(capture.body)).toBe(402);
+    expect(capture.body.error.details).toMatchObject({ reason: 'capture_declined', decline_code: expect.any(String) });
+    const after = await getPayment(stack, merchant, res.body.data.id);
+    expect(after).toMatchObject({ status: 'AUTHORIZED', last_error: { code: 'capture_failed', charge_id: charge.id } });
+    expect(after.events.map((e: { event: string }) => e.event)).toContain('charge.capture_failed');
+    expect(after.charges[0].exchanges.at(-1)).toMatchObject({ operation: 'capture' });
+  });
+
   it('refunds in several parts, each once at Stripe under the refund id', async () => {
     const paid = await pay(stack, merchant, CARDS.visa, { amount: 1000 });
     const refundIds: string[] = [];

@@ -65,7 +65,11 @@ export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['SUCCEEDED', 'C
  * transition the payment's status (or a command running) does not allow, and a capture above what was
  * authorized.
  */
-export const PAYMENT_FAILURES = { invalidState: 'invalid_state', amountExceedsCapturable: 'amount_exceeds_capturable' } as const;
+export const PAYMENT_FAILURES = {
+  invalidState: 'invalid_state', amountExceedsCapturable: 'amount_exceeds_capturable',
+  /** The processor refused the capture at once (the payment stays AUTHORIZED, its `last_error` says why). */
+  captureDeclined: 'capture_declined',
+} as const;
 
 // ---------------------------------------------------------------------------------------------------
 // The workflow: input, updates, query
@@ -347,6 +351,8 @@ export interface CaptureResult {
   eventIds: string[];
   /** The processor only received the capture: its notification completes it (settleOperation). */
   pending?: boolean;
+  /** The processor refused it at once: recorded (`last_error`, `charge.capture_failed`), the payment still AUTHORIZED. */
+  declined?: { declineCode: string; message?: string };
 }
 
 export interface CancelArgs extends PaymentRef, OperationSequence { chargeId?: string; reason: string; context: RequestContext }

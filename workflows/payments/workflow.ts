@@ -284,6 +284,14 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       describe();
       return { status: state.status, outcome: 'capture_pending' };
     }
+    if (result.declined) {
+      state.lastError = { code: 'capture_failed', message: result.declined.message };
+      await publish(result.eventIds);
+      throw ApplicationFailure.create({
+        type: PAYMENT_FAILURES.captureDeclined, nonRetryable: true, details: [{ decline_code: result.declined.declineCode }],
+        message: `The processor refused the capture (${result.declined.declineCode}); the payment stays AUTHORIZED.`,
+      });
+    }
     state.capturedAmount = result.capturedAmount;
     setStatus(result.paymentStatus);
     await publish(result.eventIds);
