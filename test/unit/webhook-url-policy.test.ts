@@ -55,6 +55,6 @@ describe('webhook addresses: only global unicast', () => {
     const resolve = async () => ['93.184.216.34', '64:ff9b::5db8:d822'];
     expect(await webhookUrlProblem('https://hooks.example.com/x', { live: true, allowPrivate: false, resolve })).toBeNull();
     const nat64OfMetadata = async () => ['64:ff9b::a9fe:a9fe'];
-    expect(await webhookUrlProblem('https://hooks.example.com/x', { live: true, allowPrivate: false, resolve: nat64OfMetadata })).toMatch(/private/);
+    expect(await webhookUrlProblem('https://hooks.example.com/x', { live: true, allowPrivate: false, resolve: nat64OfMetadata })).toMatch(/must resolve to public addresses only/);
   });
 });

@@ -131,7 +131,7 @@ describe('webhook endpoints', () => {
     for (const [key, url, reason] of [
       [live.secretKey, 'http://example.com/hook', /https/],
       [live.secretKey, 'https://127.0.0.1/hook', /private/],
-      [live.secretKey, 'https://localhost/hook', /private/],
+      [live.secretKey, 'https://localhost/hook', /must resolve to public addresses only/],
       [sandbox.secretKey, 'http://10.0.0.8/hook', /private/],
       [sandbox.secretKey, 'http://[::1]:8080/hook', /private/],
       [sandbox.secretKey, 'http://169.254.169.254/latest', /private/],
