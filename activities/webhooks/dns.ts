@@ -20,15 +20,17 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * A `lookup` for net/tls.connect (undici's `connect` options) that refuses blocked addresses, so the
  * address checked is the address connected to. Handles both the single-answer and `all` forms.
  */
-export function guardedLookup(allowPrivate: boolean) {
+export function guardedLookup(allowPrivate: boolean, lookup: typeof dnsLookup = dnsLookup) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, options.all ? [] : '', undefined);
+    lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      // A name that does not resolve and one that resolves only to refused addresses fail alike: the
+      // attempt's error, which the merchant reads, must not tell which internal names our resolver knows.
+      const refused = () => callback(
+        Object.assign(new Error(`${hostname} does not resolve to a public address`), { code: 'EADDRNOTALLOWED' }), options.all ? [] : '', undefined,
+      );
+      if (err) return allowPrivate ? callback(err, options.all ? [] : '', undefined) : refused();
       const allowed = allowPrivate ? addresses : addresses.filter((a) => !isBlockedAddress(a.address));
-      if (!allowed.length) {
-        const refused = Object.assign(new Error(`${hostname} resolves only to private or otherwise non-public addresses`), { code: 'EADDRNOTALLOWED' });
-        return callback(refused, options.all ? [] : '', undefined);
-      }
+      if (!allowed.length) return refused();
       if (options.all) return callback(null, allowed);
       return callback(null, allowed[0].address, allowed[0].family);
     });

@@ -42,8 +42,16 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, lim
       break;
     }
   }
-  // Postgres text cannot hold NUL; a cut multi-byte character becomes U+FFFD.
-  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8').replace(/\0/g, '');
+  // Postgres text cannot hold NUL; a cut multi-byte character becomes U+FFFD. So does every invalid
+  // byte, three bytes each: the text is cut again so that it stays within the limit in bytes too.
+  let text = Buffer.concat(chunks).subarray(0, limit).toString('utf8').replace(/\0/g, '');
+  if (Buffer.byteLength(text) > limit) {
+    truncated = true;
+    // The second cut can end in a U+FFFD of its own: drop whole characters until it fits.
+    const characters = [...Buffer.from(text).subarray(0, limit).toString('utf8')];
+    while (Buffer.byteLength(characters.join('')) > limit) characters.pop();
+    text = characters.join('');
+  }
   return { text, truncated };
 }
 
