@@ -49,6 +49,9 @@ async function checkCredentials(db: Db, env: Environment, providerId: string, cr
   // Schemas are compiled when a provider is registered, so this is a broken row, not a bad request.
   if (!compiled.ok) throw new Error(`payment provider ${providerId} has an invalid credentials schema: ${compiled.error}`);
   const errors = credentialsErrors(compiled.validate, credentials, 'body/credentials');
+  if (!errors.length && isAdapterIdentifier(provider.identifier)) {
+    errors.push(...catalogueEntry(provider.identifier).credentialsErrors?.(credentials as Record<string, unknown>, env === 'sandbox', 'body/credentials') ?? []);
+  }
   if (errors.length) throw ApiError.validation(errors);
 }
 

@@ -35,6 +35,14 @@ export function stripeConfigErrors(config: Record<string, unknown>, sandbox: boo
   return apiBaseErrors(config, sandbox, root, '/v1/…');
 }
 
+/** A sandbox config takes a test key: a live key (`sk_live_…`) there would charge real cards for test payments. */
+export function stripeCredentialsErrors(credentials: Record<string, unknown>, sandbox: boolean, root: string): SchemaFieldError[] {
+  const key = typeof credentials.secret_key === 'string' ? credentials.secret_key : '';
+  return sandbox && key.startsWith('sk_live_')
+    ? [{ path: `${root}/secret_key`, message: 'must be a test key (sk_test_…) in a sandbox account: a live key would move real money' }]
+    : [];
+}
+
 /** The parts of an api_base the `stripe` library takes (`host`, `port`, `protocol`). */
 export function stripeApiBaseParts(apiBase: string | undefined): { protocol: 'http' | 'https'; host: string; port: number } {
   return apiBaseParts(apiBase ?? STRIPE_DEFAULT_API_BASE);
@@ -47,4 +55,5 @@ export const STRIPE_CATALOGUE: ProviderCatalogueEntry = {
   defaultMethods: STRIPE_DEFAULT_METHODS,
   credentialsSchema: StripeCredentialsSchema,
   configErrors: stripeConfigErrors,
+  credentialsErrors: stripeCredentialsErrors,
 };

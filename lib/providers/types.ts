@@ -48,4 +48,9 @@ export interface ProviderCatalogueEntry {
    * for adapters that read something from it (e.g. stripe's `api_base`). Absent: any object goes.
    */
   readonly configErrors?: (config: Record<string, unknown>, sandbox: boolean, root: string) => { path: string; message: string }[];
+  /**
+   * The field errors of a config's `credentials` (already valid by the schema) for the environment it is
+   * made in (paths below `root`): credentials that would move real money have no place in a sandbox.
+   */
+  readonly credentialsErrors?: (credentials: Record<string, unknown>, sandbox: boolean, root: string) => { path: string; message: string }[];
 }

@@ -74,6 +74,20 @@ describe('registering and connecting', () => {
     expect(bad.body.error.details.fields.map((x: any) => x.path)).toContain('body/credentials/secret_key');
     expect(JSON.stringify(stripeConfig.credentials)).not.toContain('sk_test_switchboard_0001');
   });
+
+  it('refuses a live key in a sandbox account, on create and on update (it would charge real cards for test payments)', async () => {
+    expect(merchant.account.environment).toBe('sandbox');
+    const live = { secret_key: 'sk_live_51Abc', webhook_secret: 'whsec_1' };
+    const expectRefused = (res: { status: number; body: any }) => {
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.details.fields).toEqual([{ path: 'body/credentials/secret_key', message: 'must be a test key (sk_test_…) in a sandbox account: a live key would move real money' }]);
+    };
+    expectRefused(await stack.http.post(`/v1/payment-provider-configs?account_id=${merchant.account.id}`).set(bearer(merchant.token))
+      .send({ payment_provider_id: stripeConfig.payment_provider_id, name: 'Live key', credentials: live }));
+    expectRefused(await stack.http.put(`/v1/payment-provider-configs/${stripeConfig.id}`).set(bearer(merchant.secretKey)).send({ credentials: live }));
+    const kept = await stack.db('sandbox.payment_provider_configs').where({ id: stripeConfig.id }).first();
+    expect(stack.deps.vault.decryptJson<{ secret_key: string }>(kept.credentials_encrypted).secret_key).toBe('sk_test_switchboard_0001');
+  });
 });
 
 describe('payments through stripe', () => {
