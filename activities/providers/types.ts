@@ -284,6 +284,8 @@ export interface ProcessorEvent {
    * Sealed on the charge by the API; never signalled.
    */
   authentication?: ExternalAuthentication;
+  /** The processor says the event is of its live mode (Stripe's signed `livemode`); absent: a test-mode event, or it does not say. */
+  live?: boolean;
   /** The event as received, card data and secrets left out: what is stored. */
   payload: Record<string, unknown>;
 }

@@ -41,6 +41,8 @@ async function targetOf(deps: ApiDeps, opened: Opened, event: ProcessorEvent): P
   const { env } = opened;
   const configId = opened.config.id;
   if (!event.operation || !event.outcome) return undefined;
+  // A live-mode event (real money) settles nothing in a sandbox account, whatever it names.
+  if (env === 'sandbox' && event.live === true) return undefined;
   if (event.operation === 'refund') {
     if (!event.refundId) return undefined;
     const found = await findRefundWithCharge(deps.db, env, event.refundId);

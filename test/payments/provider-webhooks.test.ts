@@ -135,16 +135,19 @@ describe('the provider webhook route', () => {
 });
 
 describe('a signed event that names our charge but not what the charge is', () => {
-  it('is stored and settles nothing: another intent carrying our charge id, or more than the charge asked for', async () => {
+  it('is stored and settles nothing: another intent carrying our charge id, more than the charge asked for, or a live-mode event', async () => {
     const authorized = (await pay(stack, merchant, CARDS.visa, { amount: 1234, auto_capture: false })).body.data;
     expect(authorized.status).toBe('AUTHORIZED');
     const charge = authorized.charges[0];
     const [intent] = intentsOf(charge.id);
     expect(charge.provider_reference).toBe(intent.id);
     const succeeded = (object: Record<string, unknown>) => stripeEvent('payment_intent.succeeded', { ...intent, status: 'succeeded', ...object });
+    // A live-mode event settles nothing in a sandbox account (real money is not a test payment's).
+    const live = { ...succeeded({ amount_received: 1234 }), livemode: true };
     const events = [
       succeeded({ id: 'pi_NOTTHEONE000001', amount: 1234, amount_received: 1234 }),
       succeeded({ amount: 999_999, amount_received: 999_999 }),
+      live,
     ];
     for (const event of events) {
       const res = await post(config.id, event, signStripePayload(JSON.stringify(event), SECRET));

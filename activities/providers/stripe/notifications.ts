@@ -35,7 +35,7 @@ export function parseStripeWebhook(request: WebhookRequest): WebhookVerdict {
   if (!isEvent(event)) return { verified: false, error: 'the body is not a Stripe event' };
   return {
     verified: true,
-    events: [{ eventId: event.id, type: event.type, ...notice(event), payload: storedEvent(event) }],
+    events: [{ eventId: event.id, type: event.type, ...notice(event), ...(event.livemode ? { live: true } : {}), payload: storedEvent(event) }],
     rejected: 0,
     reply: { ...STRIPE_WEBHOOK_REPLY },
   };
