@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents } from '../../db/events';
 import { envTable } from '../../db/environments';
 import { TASK_QUEUES } from '../../workflows/contract';
+import { webhookClient } from '../../workflows/webhooks/client';
+import { WEBHOOK_WORKFLOW_IDS } from '../../workflows/webhooks/contract';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import {
   activitiesFor, emit, enabledEndpoint, expectVerified, getEndpoint, Receiver, waitFor, waitForDelivery,
@@ -94,6 +96,9 @@ describe('webhook delivery', () => {
     await waitForDelivery(stack, m, first.deliveryIds[0], 'succeeded');
     const afterDone = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: first.eventIds });
     expect(afterDone.started).toBe(0);
+    // Nor is the finished delivery's workflow id run again when started directly (REJECT_DUPLICATE).
+    const startAgain = { workflowId: WEBHOOK_WORKFLOW_IDS.delivery(first.deliveryIds[0]), environment: 'production' as const, deliveryId: first.deliveryIds[0], trigger: 'automatic' as const };
+    expect(await webhookClient(await stack.deps.temporal()).startDelivery(startAgain)).toBe(false);
     await new Promise((res) => setTimeout(res, 300));
     expect(r.events(first.eventIds[0])).toHaveLength(1);
   });

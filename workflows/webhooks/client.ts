@@ -68,7 +68,7 @@ export function webhookClient(client: Client, options: { webhookRetrySchedule?: 
           workflowId: args.workflowId,
           taskQueue: TASK_QUEUES.webhooks,
           args: [{ environment: args.environment, deliveryId: args.deliveryId, retrySchedule, trigger: args.trigger }],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         });
         return true;
       } catch (err) {
