@@ -57,6 +57,24 @@ async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; re
   });
 }
 
+/**
+ * A capture or void the processor refused, at once or by its notification: the payment stays AUTHORIZED
+ * (no longer awaiting it), `last_error` says why, and `charge.capture_failed` / `charge.void_failed` is emitted.
+ */
+async function recordRefusal(db: Knex, args: Recording, operation: 'capture' | 'void', refusal: { declineCode: string; message?: string }, exchange: ProviderExchange): Promise<SettleResult> {
+  const env = args.environment;
+  const code = `${operation}_failed`;
+  return db.transaction(async (trx) => {
+    const updated = await updateCharge(trx, env, args.chargeId, { exchanges: [exchange] });
+    const payment = await updatePayment(trx, env, args.paymentId, {
+      pending_operation: null,
+      last_error: { code, decline_code: refusal.declineCode, charge_id: args.chargeId, message: refusal.message ?? null },
+    });
+    const eventIds = await appendEventsToPublish(trx, env, args.accountId, [chargeEvent(args, `charge.${code}`, updated, args.context)]);
+    return { paymentStatus: payment.status, capturedAmount: Number(payment.amount_received ?? 0), eventIds };
+  });
+}
+
 /** The processor received a capture or void and will report by notification: the payment shows it meanwhile. */
 async function recordPending(db: Knex, env: Environment, args: Recording, charge: ChargeRow, type: 'capture' | 'void', exchange: ProviderExchange, amount?: number) {
   await db.transaction(async (trx) => {
@@ -98,16 +116,8 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (outcome.kind !== 'approved') {
         // Refused at once: recorded as a refusal the processor notifies is (settleOperation), for the
         // workflow to answer with; the payment stays AUTHORIZED and may be captured again.
-        const declineCode = outcome.kind === 'requires_action' ? 'authentication_required' : outcome.declineCode;
-        const message = 'message' in outcome ? outcome.message : undefined;
-        return db.transaction(async (trx) => {
-          const updated = await updateCharge(trx, env, args.chargeId, { exchanges: [result.exchange] });
-          const payment = await updatePayment(trx, env, args.paymentId, {
-            last_error: { code: 'capture_failed', decline_code: declineCode, charge_id: args.chargeId, message: message ?? null },
-          });
-          const eventIds = await appendEventsToPublish(trx, env, args.accountId, [chargeEvent(args, 'charge.capture_failed', updated, args.context)]);
-          return { paymentStatus: payment.status, capturedAmount: 0, eventIds, declined: { declineCode, ...(message ? { message } : {}) } };
-        });
+        const declined = { declineCode: outcome.kind === 'requires_action' ? 'authentication_required' : outcome.declineCode, ...('message' in outcome && outcome.message ? { message: outcome.message } : {}) };
+        return { ...(await recordRefusal(db, args, 'capture', declined, result.exchange)), declined };
       }
       return recordCapture(db, args, outcome.capturedAmount, result.exchange);
     },
@@ -165,18 +175,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         const { eventIds } = await recordCancel(db, { ...args, chargeId: pending.chargeId, reason: pending.reason ?? 'requested_by_customer' }, exchange);
         return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds };
       }
-      const code = `${pending.operation}_failed`;
-      return db.transaction(async (trx) => {
-        const updated = await updateCharge(trx, env, pending.chargeId, { exchanges: [exchange] });
-        const payment = await updatePayment(trx, env, args.paymentId, {
-          pending_operation: null,
-          last_error: { code, decline_code: outcome.declineCode, charge_id: pending.chargeId, message: outcome.message ?? null },
-        });
-        const eventIds = await appendEventsToPublish(trx, env, args.accountId, [
-          chargeEvent(recording, `charge.${code}`, updated, args.context),
-        ]);
-        return { paymentStatus: payment.status, capturedAmount: Number(payment.amount_received ?? 0), eventIds };
-      });
+      return recordRefusal(db, recording, pending.operation, outcome, exchange);
     },
   };
 }
