@@ -2,7 +2,7 @@ import { keysetPage, type Cursor, type KeysetPage } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
-import { TIMESTAMPS_AS_ISO, type AsAnswered } from './knex';
+import { runPrepared, TIMESTAMPS_AS_ISO, type AsAnswered, type PreparedStatement } from './knex';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -135,9 +135,31 @@ export async function findPayment(db: Knex, env: Environment, id: string): Promi
   return payments(db, env).where({ id }).first();
 }
 
+/** Every column of a payment row, in the table's order (test/payments/payment-columns.test.ts holds it to the table). */
+export const PAYMENT_COLUMNS = [
+  'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status', 'auto_capture',
+  'secure_mode', 'installments', 'routing_origin', 'routing', 'amount_capturable', 'amount_received', 'amount_refunded',
+  'cancellation_reason', 'last_error', 'metadata', 'created_at', 'updated_at', 'pending_operation', 'next_action', 'return_url',
+] as const satisfies readonly (keyof PaymentRow)[];
+
+/** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
+const READ_PAYMENT: Record<Environment, PreparedStatement> = {
+  production: readPaymentStatement('production'),
+  sandbox: readPaymentStatement('sandbox'),
+};
+
+function readPaymentStatement(env: Environment): PreparedStatement {
+  return {
+    name: `read_payment_${env}`,
+    text: `select ${PAYMENT_COLUMNS.map((column) => `"${column}"`).join(', ')} from ${envTable(env, 'payments')} where "id" = $1`,
+    types: TIMESTAMPS_AS_ISO.types,
+  };
+}
+
 /** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text. */
 export async function readPayment(db: Knex, env: Environment, id: string): Promise<AnsweredPayment | undefined> {
-  return answeredPayments(db, env).where({ id }).first();
+  const [row] = await runPrepared<AnsweredPayment>(db, READ_PAYMENT[env], [id]);
+  return row;
 }
 
 /** Some payments by id, in one query (routing plans embed theirs). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envTable } from '../../db/environments';
 import { newId } from '../../lib/ids';
-import { chargesOfPayments, readPayment } from '../../db/payments';
+import { chargesOfPayments, PAYMENT_COLUMNS, readPayment } from '../../db/payments';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -137,5 +137,25 @@ describe('GET /v1/payments/:id', () => {
         expect(charge.created_at).toBe('2026-03-01T10:00:02.000Z');
       });
     }
+  });
+
+  it('reads every column of the table, with a statement a migration adding a column does not break', async () => {
+    const id = await seedPayment(m.account.id);
+    const asStored = await stack.db(envTable('production', 'payments')).where({ id }).first();
+    const row = await readPayment(stack.db, 'production', id);
+    expect(Object.keys(row!)).toEqual(Object.keys(asStored));
+    expect(Object.keys(row!)).toEqual([...PAYMENT_COLUMNS]);
+
+    // The read is a statement each connection prepares once: one prepared before a column is added
+    // must still run after it (a prepared `select *` fails: "cached plan must not change result type").
+    const rolledBack = new Error('rolled back');
+    await expect(stack.db.transaction(async (trx) => {
+      await trx.raw("SET LOCAL lock_timeout = '5s'");
+      expect((await readPayment(trx, 'production', id))?.id).toBe(id);
+      await trx.raw(`ALTER TABLE ${envTable('production', 'payments')} ADD COLUMN read_probe integer`);
+      expect((await readPayment(trx, 'production', id))?.id).toBe(id);
+      throw rolledBack;
+    })).rejects.toBe(rolledBack);
+    expect(await readPayment(stack.db, 'production', 'pay_missing')).toBeUndefined();
   });
 });
