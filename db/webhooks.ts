@@ -107,13 +107,22 @@ export interface NewEndpoint {
   secretEncrypted: string;
 }
 
-/** A new endpoint, waiting for its first handshake (verification number 1). */
-export async function insertEndpoint(db: Knex, env: Environment, e: NewEndpoint): Promise<WebhookEndpointRow> {
-  const [row] = await raw(db, env, 'webhook_endpoints').insert({
-    id: newId('we'), account_id: e.accountId, url: e.url, description: e.description, events: JSON.stringify(e.events),
-    metadata: JSON.stringify(e.metadata), status: 'pending_verification', secret_encrypted: e.secretEncrypted, verification_count: 1,
-  }).returning('*');
-  return row as WebhookEndpointRow;
+/**
+ * A new endpoint, waiting for its first handshake (verification number 1); undefined when the account
+ * already has `limit` endpoints that are not deleted. An account's creates take turns (a transaction-level
+ * advisory lock on its endpoints), so concurrent ones cannot pass the limit together.
+ */
+export async function insertEndpoint(db: Knex, env: Environment, e: NewEndpoint, limit: number): Promise<WebhookEndpointRow | undefined> {
+  return db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`${envTable(env, 'webhook_endpoints')}/${e.accountId}`]);
+    const [{ count }] = await endpoints(trx, env).where({ account_id: e.accountId, deleted: false }).count({ count: '*' });
+    if (Number(count) >= limit) return undefined;
+    const [row] = await raw(trx, env, 'webhook_endpoints').insert({
+      id: newId('we'), account_id: e.accountId, url: e.url, description: e.description, events: JSON.stringify(e.events),
+      metadata: JSON.stringify(e.metadata), status: 'pending_verification', secret_encrypted: e.secretEncrypted, verification_count: 1,
+    }).returning('*');
+    return row as WebhookEndpointRow;
+  });
 }
 
 /** An account's endpoints that are not deleted, newest first. */

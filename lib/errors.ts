@@ -45,6 +45,7 @@ export const ERRORS = {
   last_owner: { status: 422, message: 'The last owner of an account cannot be removed.' },
   unknown_provider_adapter: { status: 422, message: 'No adapter exists for that provider identifier.' },
   invalid_pagination: { status: 422, message: 'These pagination parameters do not name a place in this list.' },
+  webhook_endpoint_limit_reached: { status: 422, message: 'The account has as many webhook endpoints as it may have.' },
   // 429
   rate_limited: { status: 429, message: 'Too many requests.' },
   // 431

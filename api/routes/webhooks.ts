@@ -22,6 +22,12 @@ import { Id, Metadata, Obj, Pagination } from '../schemas';
 import { requestTime } from '../validation';
 import { findVisible } from './environment-lookup';
 
+/**
+ * Endpoints an account may have at once (not deleted; disabled ones count), as Stripe allows: each one
+ * receives its own delivery workflow for every event, so the number bounds what one event can fan out to.
+ */
+export const MAX_WEBHOOK_ENDPOINTS = 16;
+
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https (live); private addresses refused unless WEBHOOK_ALLOW_PRIVATE' });
 const Events = Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...WEBHOOK_EVENT_FILTERS] }), {
   minItems: 1, maxItems: 100, description: 'Event names, `<family>.*`, or `*` (everything).',
@@ -92,7 +98,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     summary: 'Register a webhook endpoint; answers with its signing secret (once) and starts the handshake',
     permission: 'webhook:write',
-    errors: ['webhook_url_not_allowed'],
+    errors: ['webhook_url_not_allowed', 'webhook_endpoint_limit_reached'],
     status: 201,
     message: 'Webhook endpoint created',
     body: Obj({ url: Url, events: Type.Optional(Events), description: Type.Optional(Description), metadata: Type.Optional(Metadata) }),
@@ -105,7 +111,11 @@ export const webhookRoutes = [
       const row = await insertEndpoint(deps.db, scope.environment, {
         accountId: scope.account.id, url: body.url, description: body.description ?? null, events,
         metadata: body.metadata ?? {}, secretEncrypted: deps.vault.encrypt(secret),
-      });
+      }, MAX_WEBHOOK_ENDPOINTS);
+      if (!row) {
+        throw new ApiError('webhook_endpoint_limit_reached', `An account may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first.`,
+          { limit: MAX_WEBHOOK_ENDPOINTS });
+      }
       await kickOffVerification(deps, scope.environment, row.id, 1);
       return { data: serializeWebhookEndpoint(row, secret) };
     },

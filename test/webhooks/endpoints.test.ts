@@ -195,6 +195,42 @@ describe('webhook endpoints', () => {
     expect(await stack.db(envTable('production', 'webhook_endpoints')).where({ id: created.id }).first()).toMatchObject({ deleted: true });
   });
 
+  it('holds an account to 16 endpoints: disabled ones count, deleted ones do not, concurrent creates cannot pass it together', async () => {
+    const m = await createMerchant(stack);
+    const other = await createMerchant(stack);
+    const table = stack.db(envTable('production', 'webhook_endpoints'));
+    const seeded = (i: number, fields: Record<string, unknown>) => ({
+      id: unique('we'), account_id: m.account.id, url: `http://127.0.0.1:1/seeded-${i}`, status: 'enabled',
+      secret_encrypted: stack.deps.vault.encrypt(`whsec_seeded${i}`), ...fields,
+    });
+    // 13 enabled, one disabled (14 that count) and three deleted (which do not).
+    await table.insert([
+      ...Array.from({ length: 13 }, (_, i) => seeded(i, {})),
+      seeded(13, { status: 'disabled', disabled_reason: 'manual' }),
+      ...Array.from({ length: 3 }, (_, i) => seeded(20 + i, { deleted: true })),
+    ]);
+
+    // Five at once with two places left: two are made, three refused.
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) =>
+      stack.http.post('/v1/webhook-endpoints').set(bearer(m.secretKey)).send({ url: `http://127.0.0.1:1/new-${i}` })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 422, 422, 422]);
+    const refused = answers.find((a) => a.status === 422)!;
+    expect(refused.body.error.details).toEqual({ reason: 'webhook_endpoint_limit_reached', limit: 16 });
+    expect(refused.body.message).toBe('An account may have at most 16 webhook endpoints; delete one first.');
+    const counted = async () => Number((await stack.db(envTable('production', 'webhook_endpoints'))
+      .where({ account_id: m.account.id, deleted: false }).count({ n: '*' }))[0].n);
+    expect(await counted()).toBe(16);
+
+    // Another account is not held by this one's endpoints; deleting one frees a place.
+    await createEndpoint(stack, other, { url: 'http://127.0.0.1:1/other' });
+    const made = answers.find((a) => a.status === 201)!.body.data;
+    expect((await stack.http.delete(`/v1/webhook-endpoints/${made.id}`).set(bearer(m.secretKey))).status).toBe(200);
+    await createEndpoint(stack, m, { url: 'http://127.0.0.1:1/after-delete' });
+    const full = await stack.http.post('/v1/webhook-endpoints').set(bearer(m.secretKey)).send({ url: 'http://127.0.0.1:1/one-more' });
+    expect(full.status).toBe(422);
+    expect(await counted()).toBe(16);
+  });
+
   it('hides other tenants\' endpoints and enforces webhook permissions', async () => {
     const owner = await createMerchant(stack);
     const stranger = await createMerchant(stack);
