@@ -9,7 +9,7 @@ import { logger } from '../../lib/logger';
 import { isValidEventFilter, WEBHOOK_EVENT_FILTERS } from '../../lib/webhook-events';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
 import { webhookUrlProblem } from '../../lib/webhook-url';
-import { resolveHost } from '../../activities/webhooks/dns';
+import { hostResolver } from '../../activities/webhooks/dns';
 import { webhookClient } from '../../workflows/webhooks/client';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
@@ -48,7 +48,7 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
 }
 
 async function checkUrl(deps: ApiDeps, env: Environment, url: string): Promise<void> {
-  const problem = await webhookUrlProblem(url, { live: env === 'production', allowPrivate: deps.config.webhookAllowPrivate, resolve: resolveHost });
+  const problem = await webhookUrlProblem(url, { live: env === 'production', allowPrivate: deps.config.webhookAllowPrivate, resolve: hostResolver(deps.config.webhookAllowPrivate) });
   if (problem) throw new ApiError('webhook_url_not_allowed', `url ${problem}.`, { fields: [{ path: 'body/url', message: problem }] });
 }
 

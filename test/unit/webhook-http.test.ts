@@ -2,18 +2,18 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedLookup } from '../../activities/webhooks/dns';
+import { guardedLookup, type HostResolver } from '../../activities/webhooks/dns';
 import { postWebhook, RESPONSE_BODY_LIMIT, webhookAgent } from '../../activities/webhooks/http';
 
 // The worker's side of a delivery: what its connect-time DNS guard answers, and what of a receiver's
 // answer is kept.
 
 type Answer = Error | LookupAddress[];
-/** A resolver that answers `answer` for every name, as node:dns's `lookup` with `all: true` would. */
-const resolver = (answer: Answer) => ((_host: string, _options: unknown, callback: (err: Error | null, addresses: LookupAddress[]) => void) => {
-  if (answer instanceof Error) callback(answer, []);
-  else callback(null, answer);
-}) as unknown as typeof import('node:dns').lookup;
+/** A resolver that answers `answer` for every name. */
+const resolver = (answer: Answer): HostResolver => async () => {
+  if (answer instanceof Error) throw answer;
+  return answer;
+};
 
 function lookUp(answer: Answer, host: string, allowPrivate = false): Promise<{ err: NodeJS.ErrnoException | null; addresses: unknown }> {
   return new Promise((resolve) => guardedLookup(allowPrivate, resolver(answer))(host, { all: true }, (err, addresses) => resolve({ err, addresses })));
