@@ -135,7 +135,7 @@ export async function findPayment(db: Knex, env: Environment, id: string): Promi
   return payments(db, env).where({ id }).first();
 }
 
-/** Every column of a payment row, in the table's order (test/payments/payment-columns.test.ts holds it to the table). */
+/** Every column of a payment row, in the table's order (test/api/payment-read.test.ts holds it to the table). */
 export const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status', 'auto_capture',
   'secure_mode', 'installments', 'routing_origin', 'routing', 'amount_capturable', 'amount_received', 'amount_refunded',

@@ -1,8 +1,5 @@
-/** An unpaired UTF-16 surrogate: in Unicode mode a well-formed pair is one code point, outside `\p{Cs}`. */
-const LONE_SURROGATE = /\p{Cs}/gu;
-
-/** Whether `text` holds an unpaired surrogate (what `String.prototype.isWellFormed` tells, from Node 20). */
-export const hasLoneSurrogate = (text: string): boolean => /\p{Cs}/u.test(text);
+/** Whether `text` holds an unpaired UTF-16 surrogate. */
+export const hasLoneSurrogate = (text: string): boolean => !text.isWellFormed();
 
 /**
  * A JSON value with U+0000 and every unpaired surrogate, in strings and object keys alike, replaced by
@@ -11,7 +8,7 @@ export const hasLoneSurrogate = (text: string): boolean => /\p{Cs}/u.test(text);
  * sent again and again and never stored. A request with them is refused (docs/api-conventions.md#validation).
  */
 export function storableJson<T>(value: T): T {
-  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd').replace(LONE_SURROGATE, '\ufffd') as T;
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd').toWellFormed() as T;
   if (Array.isArray(value)) return value.map(storableJson) as T;
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableJson(key), storableJson(item)])) as T;

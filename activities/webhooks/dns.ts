@@ -18,7 +18,7 @@ import { isBlockedAddress } from '../../lib/webhook-url';
 /** Every address a host name resolves to; rejects when it resolves to none. */
 export type HostResolver = (host: string) => Promise<LookupAddress[]>;
 
-export const WEBHOOK_DNS_TIMEOUT_MS = 2_000;
+const WEBHOOK_DNS_TIMEOUT_MS = 2_000;
 
 /** c-ares, bounded: `servers` defaults to the system's (/etc/resolv.conf). */
 export function networkResolver({ timeoutMs = WEBHOOK_DNS_TIMEOUT_MS, tries = 2, servers }: { timeoutMs?: number; tries?: number; servers?: string[] } = {}): HostResolver {
@@ -36,7 +36,7 @@ export function networkResolver({ timeoutMs = WEBHOOK_DNS_TIMEOUT_MS, tries = 2,
 }
 
 /** The system's getaddrinfo, as net.connect would resolve (development: /etc/hosts, `localhost`). */
-export const systemResolver: HostResolver = (host) => new Promise((resolve, reject) => {
+const systemResolver: HostResolver = (host) => new Promise((resolve, reject) => {
   dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
 });
 
