@@ -1,4 +1,5 @@
-// The bench's side of the API: JSON over fetch with a bearer, and the few fields of the answers it reads.
+// The bench's side of the API: JSON with a bearer, and the few fields of the answers it reads.
+import { Agent, request } from 'undici';
 
 export interface Answer { id: string; status: string }
 export interface AccountAnswer extends Answer { workspace_id: string; api_keys: { type: string; key: string }[] }
@@ -13,16 +14,22 @@ export class HttpFailure extends Error {
 
 export type Api = ReturnType<typeof apiClient>;
 
-/** `base` is the API's origin; paths are under /v1. */
+/**
+ * `base` is the API's origin; paths are under /v1. Requests go through undici's `request` on one
+ * keep-alive pool: the driver shares the machine's two cores with what it measures, and Node's `fetch`
+ * spends three to four times its CPU per request (about 0.5 ms more per request here).
+ */
 export function apiClient(base: string) {
+  const pool = new Agent({ connections: 64 });
   async function send<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, bearer: string, body?: unknown): Promise<{ data: T }> {
-    const res = await fetch(`${base}/v1${path}`, {
+    const res = await request(`${base}/v1${path}`, {
       method,
+      dispatcher: pool,
       headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    const answer: unknown = await res.json().catch(() => null);
-    if (!res.ok) throw new HttpFailure(res.status, answer, `${method} ${path}`);
+    const answer: unknown = await res.body.json().catch(() => null);
+    if (res.statusCode >= 300) throw new HttpFailure(res.statusCode, answer, `${method} ${path}`);
     return answer as { data: T };
   }
   return {
