@@ -2,6 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
+import { withAlongside, type Alongside } from './knex';
 import { enabledEndpointQuery, hasEnabledEndpoint } from './webhooks';
 
 /**
@@ -69,13 +70,20 @@ export async function appendEvents(db: Knex, env: Environment, records: EventRec
 /**
  * Appends one account's event records and answers the ids to fan out to webhooks: all of them when the
  * account has an enabled endpoint, none when it has not (see `idsToPublish`). One statement: the insert
- * returns whether an endpoint is enabled, read in the snapshot the events are written in.
+ * returns whether an endpoint is enabled, read in the snapshot the events are written in. `alongside`:
+ * other stores' statements to run with the insert (db/knex.ts), or on their own when there is no event.
  */
-export async function appendEventsToPublish(db: Knex, env: Environment, accountId: string, records: EventRecord[]): Promise<string[]> {
-  if (!records.length) return [];
+export async function appendEventsToPublish(
+  db: Knex, env: Environment, accountId: string, records: EventRecord[], alongside: readonly Alongside[] = [],
+): Promise<string[]> {
+  if (!records.length) {
+    for (const statement of alongside) await statement;
+    return [];
+  }
   const rows = eventRows(records);
-  const [first] = await db(envTable(env, 'events')).insert(rows)
-    .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)])) as { publish: boolean }[];
+  const insert = db(envTable(env, 'events')).insert(rows)
+    .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)]));
+  const [first] = await withAlongside(insert, alongside) as { publish: boolean }[];
   return first.publish ? rows.map((r) => r.id) : [];
 }
 

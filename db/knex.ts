@@ -60,6 +60,20 @@ export async function runPrepared<Row>(db: Knex, statement: PreparedStatement, v
   }
 }
 
+/**
+ * A statement of another store run with one of this store's, as a data-modifying CTE of it: one round
+ * trip instead of two, each table still written by its own store's builder. Postgres runs every
+ * data-modifying CTE exactly once, whether or not the main statement reads it; they share one snapshot
+ * and so must not touch the same rows (each is another table's write here).
+ */
+export type Alongside = Knex.QueryBuilder | Knex.Raw;
+
+/** `query` with `alongside` as its CTEs (see Alongside). */
+export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: readonly Alongside[]): Q {
+  alongside.forEach((statement, i) => query.with(`alongside_${i}`, statement));
+  return query;
+}
+
 export function createDb(url: string, pool: { min?: number; max?: number } = {}): Db {
   return knex({
     client: 'pg',

@@ -111,12 +111,17 @@ export async function findUsableCard(db: Knex, env: Environment, use: CardUse): 
  * Saved cards are never touched.
  */
 export async function eraseSingleUseCards(db: Knex, env: Environment, paymentId: string, paymentMethodId?: string): Promise<void> {
+  await singleUseCardsErasure(db, env, paymentId, paymentMethodId);
+}
+
+/** eraseSingleUseCards' statement, not yet run: to run with another store's (Alongside, db/knex.ts). */
+export function singleUseCardsErasure(db: Knex, env: Environment, paymentId: string, paymentMethodId?: string): Knex.QueryBuilder {
   const query = paymentMethods(db, env)
     .where({ payment_id: paymentId })
     .whereNull('customer_id')
     .whereNot({ pan_encrypted: '' });
   if (paymentMethodId) query.where({ id: paymentMethodId });
-  await query.update({ pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
+  return query.update({ pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
 }
 
 export async function paymentMethodsByCustomer(db: Knex, env: Environment, customerId: string): Promise<PaymentMethodRow[]> {

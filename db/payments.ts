@@ -2,7 +2,7 @@ import { keysetPage, type Cursor, type KeysetPage } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
-import { runPrepared, TIMESTAMPS_AS_ISO, type AsAnswered, type PreparedStatement } from './knex';
+import { runPrepared, TIMESTAMPS_AS_ISO, withAlongside, type Alongside, type AsAnswered, type PreparedStatement } from './knex';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -176,10 +176,13 @@ export type NewPayment = Pick<PaymentRow,
  * the row instead of an insert and an update); undefined when it already exists (the activity that
  * writes it is retried).
  */
-export async function insertPayment(db: Knex, env: Environment, payment: NewPayment, confirmed: PaymentPatch = {}): Promise<PaymentRow | undefined> {
-  const [row]: PaymentRow[] = await paymentsTable(db, env)
+export async function insertPayment(
+  db: Knex, env: Environment, payment: NewPayment, confirmed: PaymentPatch = {}, alongside: readonly Alongside[] = [],
+): Promise<PaymentRow | undefined> {
+  const insert = paymentsTable(db, env)
     .insert({ ...payment, status: 'CREATED', routing: json(payment.routing), metadata: json(payment.metadata), ...encoded(confirmed) })
     .onConflict('id').ignore().returning('*');
+  const [row]: PaymentRow[] = await withAlongside(insert, alongside);
   return row;
 }
 
@@ -208,10 +211,11 @@ function encoded(patch: PaymentPatch): Record<string, unknown> {
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
-export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch): Promise<PaymentRow> {
-  const [row]: PaymentRow[] = await paymentsTable(db, env).where({ id })
+export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch, alongside: readonly Alongside[] = []): Promise<PaymentRow> {
+  const update = paymentsTable(db, env).where({ id })
     .update({ ...encoded(patch), updated_at: new Date() })
     .returning('*');
+  const [row]: PaymentRow[] = await withAlongside(update, alongside);
   return row;
 }
 

@@ -56,6 +56,12 @@ const health = (db: Knex, env: Environment) => db(envTable(env, 'provider_health
  * outcomes at one config never lose a count. Call it in the transaction that records the outcome.
  */
 export async function recordHealth(db: Knex, env: Environment, sample: HealthSample): Promise<void> {
+  const upsert = healthUpsert(db, env, sample);
+  if (upsert) await upsert;
+}
+
+/** recordHealth's statement, not yet run (none when the sample counts nothing): to run with another store's (Alongside, db/knex.ts). */
+export function healthUpsert(db: Knex, env: Environment, sample: HealthSample): Knex.Raw | undefined {
   const counter = COUNTER_OF[sample.outcome];
   const counts = Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Record<Counter, number>;
   if (sample.attempt) counts.attempts = 1;
@@ -63,8 +69,8 @@ export async function recordHealth(db: Knex, env: Environment, sample: HealthSam
   const buckets: number[] = new Array(LATENCY_BUCKETS_MS.length + 1).fill(0);
   const latency = sample.latencyMs === null ? null : Math.max(0, Math.round(sample.latencyMs));
   if (latency !== null) buckets[latencyBucket(latency)] = 1;
-  if (!counts.attempts && !counter && latency === null) return;
-  await db.raw(`
+  if (!counts.attempts && !counter && latency === null) return undefined;
+  return db.raw(`
     INSERT INTO ?? AS h (payment_provider_config_id, minute, card_network, currency, account_id,
       ${COUNTERS.join(', ')}, latency_ms_sum, latency_ms_max, latency_buckets, last_error_at)
     VALUES (?, ?, ?, ?, ?, ${COUNTERS.map(() => '?').join(', ')}, ?, ?, ?::integer[], ?)

@@ -38,9 +38,12 @@ export async function findRoutingPlan(db: Knex, env: Environment, id: string): P
   return plans(db, env).where({ id }).first();
 }
 
-/** Writes a plan once: a retry with the same id leaves the first one as it is. */
-export async function insertRoutingPlan(db: Knex, env: Environment, plan: NewRoutingPlan): Promise<void> {
-  await plans(db, env)
+/**
+ * A plan's insert (idempotent on its id), not yet run: it goes in with the payment's write that moves the
+ * payment to PROCESSING (Alongside, db/knex.ts).
+ */
+export function routingPlanInsert(db: Knex, env: Environment, plan: NewRoutingPlan): Knex.QueryBuilder {
+  return plans(db, env)
     .insert({ ...plan, current_index: 0, candidates: JSON.stringify(plan.candidates), metadata: JSON.stringify(plan.metadata) })
     .onConflict('id').ignore();
 }

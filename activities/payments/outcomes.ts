@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { paymentTransitions } from '../metrics';
 import { appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
-import { cardDisplay, eraseSingleUseCards } from '../../db/payment-methods';
+import { cardDisplay, singleUseCardsErasure } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
 import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
-import { recordHealth } from '../../db/provider-health';
+import { healthUpsert, type HealthSample } from '../../db/provider-health';
 import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
@@ -116,19 +116,20 @@ function authorizeLatency(exchanges: ProviderExchange[]): number | null {
 }
 
 /**
- * Counts the outcome in its provider config's health (db/provider-health.ts), in the transaction that
- * records it: it is counted exactly once, since a retry after the commit answers from the record
- * (`recordedAttempt`) without coming here. The charge's first outcome is its attempt; a later one (an
- * unknown reconciled, an authentication completed) adds its class only.
+ * The outcome as its provider config's health counts it (db/provider-health.ts), to record in the
+ * transaction that records the outcome (none when there is nothing to count): it is counted exactly once,
+ * since a retry after the commit answers from the record (`recordedAttempt`) without coming here. The
+ * charge's first outcome is its attempt; a later one (an unknown reconciled, an authentication completed)
+ * adds its class only.
  */
-async function countHealth(
+async function healthSample(
   trx: Knex.Transaction, env: Environment, charge: ChargeRow, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
-): Promise<void> {
+): Promise<HealthSample | undefined> {
   // Refused before any call: nothing happened at the provider.
-  if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return;
-  if (!charge.payment_provider_config_id) return;
+  if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return undefined;
+  if (!charge.payment_provider_config_id) return undefined;
   const card = cardNetwork !== undefined || !charge.payment_method_id ? undefined : await cardDisplay(trx, env, charge.account_id, charge.payment_method_id);
-  await recordHealth(trx, env, {
+  return {
     providerConfigId: charge.payment_provider_config_id,
     accountId: charge.account_id,
     at: new Date(),
@@ -137,7 +138,7 @@ async function countHealth(
     attempt: charge.status === 'CREATED',
     outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
     latencyMs: authorizeLatency(exchanges),
-  });
+  };
 }
 
 /**
@@ -173,21 +174,24 @@ export async function applyOutcome(
     }
     if (next.payment) {
       entered = next.payment.status;
-      const payment = await updatePayment(trx, env, args.paymentId, next.payment);
-      if (next.paymentEvent) events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
       // The walk is over: the card it used is never charged again (capture, void and refunds need only
       // the provider's reference). A FAILED payment may be confirmed again, with another card, so only
       // this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can follow, so every card bound
-      // to the payment goes.
+      // to the payment goes. Erased in the payment's own statement.
       // Only once the walk is over: a payment waiting for the customer, or going on to the next candidate
       // after an authentication, may still need the card.
-      if (WALK_ENDS.includes(next.paymentStatus)) {
-        await eraseSingleUseCards(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined);
-      }
+      const erase = WALK_ENDS.includes(next.paymentStatus)
+        ? [singleUseCardsErasure(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined)]
+        : [];
+      const payment = await updatePayment(trx, env, args.paymentId, next.payment, erase);
+      if (next.paymentEvent) events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
     }
-    const eventIds = await appendEventsToPublish(trx, env, args.accountId, events);
-    // Last: the minute's health row is shared by every outcome at the config, so its lock is held briefly.
-    await countHealth(trx, env, current, outcome, exchanges, cardNetwork);
+    // Last, with the events' insert: the minute's health row is shared by every outcome at the config, so
+    // its lock is held briefly (from this statement to the commit).
+    const sample = await healthSample(trx, env, current, outcome, exchanges, cardNetwork);
+    // (A statement is a thenable: built here, never returned from an async function, which would run it.)
+    const health = sample && healthUpsert(trx, env, sample);
+    const eventIds = await appendEventsToPublish(trx, env, args.accountId, events, health ? [health] : []);
     return {
       outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
       declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,

@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { appendEventsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
-import { eraseSingleUseCards, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
+import { findUsableCard, singleUseCardsErasure, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, insertPayment, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
-import { findRoutingPlan, insertRoutingPlan } from '../../db/routing-plans';
+import { findRoutingPlan, routingPlanInsert } from '../../db/routing-plans';
+import type { Alongside } from '../../db/knex';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import type { Environment } from '../../db/environments';
@@ -132,13 +133,15 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   /**
-   * Stores the plan of a payment the caller has moved to PROCESSING (or FAILED) with `plannedPatch`;
-   * answers the event that says so, to append.
+   * The statements that store a confirm's plan, to run with the payment's write that moves it to
+   * PROCESSING (or FAILED) with `plannedPatch` (Alongside, db/knex.ts): the plan, and when nothing can take
+   * the payment, its single-use card used up (a confirm that ends here has used it, as one that ends
+   * after attempts has). Both are idempotent: a retry writes nothing twice.
    */
-  async function storePlan(trx: Knex.Transaction, args: PlanArgs, planned: Planned, row: PaymentRow): Promise<EventRecord> {
+  function planStatements(trx: Knex.Transaction, args: PlanArgs, planned: Planned): Alongside[] {
     const env = args.environment;
     const { hints, routingPlan } = planned;
-    await insertRoutingPlan(trx, env, {
+    const plan = routingPlanInsert(trx, env, {
       id: args.routingPlanId,
       account_id: args.accountId,
       payment_id: args.paymentId,
@@ -147,9 +150,12 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       candidates: routingPlan.candidates,
       metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
+    return planned.planned.length ? [plan] : [plan, singleUseCardsErasure(trx, env, args.paymentId, args.paymentMethodId)];
+  }
+
+  /** The event that says how a confirm's plan left the payment `row`. */
+  function plannedEvent(args: PlanArgs, planned: Planned, row: PaymentRow): EventRecord {
     const failed = planned.planned.length === 0;
-    // A confirm that ends here has used up its single-use card, as one that ends after attempts does.
-    if (failed) await eraseSingleUseCards(trx, env, args.paymentId, args.paymentMethodId);
     return paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId });
   }
 
@@ -189,9 +195,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
     const planned = await planFor(db, args, payment);
     return db.transaction(async (trx) => {
-      const row = await updatePayment(trx, args.environment, args.paymentId, plannedPatch(args, payment, planned));
-      const event = await storePlan(trx, args, planned, row);
-      return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [event]) };
+      const row = await updatePayment(trx, args.environment, args.paymentId, plannedPatch(args, payment, planned), planStatements(trx, args, planned));
+      return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [plannedEvent(args, planned, row)]) };
     });
   }
 
@@ -232,11 +237,11 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       // Planned from the row about to be written, which is then written once, as the plan leaves it.
       const payment = newPaymentOf(input);
       const planned = await planFor(trx, args, payment);
-      const row = await insertPayment(trx, env, payment, plannedPatch(args, payment, planned));
+      // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
+      const row = await insertPayment(trx, env, payment, plannedPatch(args, payment, planned), planStatements(trx, args, planned));
       if (!row) return undefined;
       const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
-      const processing = await storePlan(trx, args, planned, row);
-      const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, processing]) };
+      const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, plannedEvent(args, planned, row)]) };
       return { plan, written: { payment: row, card: planned.card } };
     }, { isolationLevel: 'repeatable read' });
     // The row was there already: written with its plan by an earlier try (which finds that plan).

@@ -230,7 +230,7 @@ export const paymentRoutes = [
       const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);
       if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
       // The payment as the walk left it: the answer, and which card it kept.
-      const row = await findPayment(deps.db, env, paymentId);
+      const row = await readPayment(deps.db, env, paymentId);
       // A retry that vaulted the card again while the first try's confirm went on with its own: this copy is never used.
       if (vaulted && result.outcome !== 'processing' && row?.payment_method_id !== vaulted) {
         await eraseSingleUseCards(deps.db, env, paymentId, vaulted);
