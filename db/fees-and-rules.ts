@@ -55,28 +55,37 @@ export type RoutingFeeRow = Omit<ProviderConfigFeeRow, 'created_at' | 'updated_a
 /** A routing rule as a routing plan reads it. */
 export type RoutingRuleConditions = Omit<RoutingRuleRow, 'created_at' | 'updated_at'>;
 
+/** What `routingFeesAndRules` selects: the fees and rules by config id, and the value selected alongside. */
+export interface RoutingFeesAndRules {
+  fees: Map<string, RoutingFeeRow[]>;
+  rules: Map<string, RoutingRuleConditions[]>;
+  alongside: unknown;
+}
+
 /**
- * The fees and routing rules of some configs by config id, by id, as a routing plan reads them, and the
- * one value `alongside` selects from another store (the account's routing settings): one statement (a
- * payment's plan is on the hot path of every confirm), each table aggregated to JSON.
+ * The fees and routing rules of the configs `configIds` selects, by id, as a routing plan reads them, and
+ * the one value `alongside` selects from another store (the account's routing settings): one JSON value,
+ * each table aggregated, for the configs' own statement to select as a column (a payment's plan is on the
+ * hot path of every confirm: one statement, one snapshot). Read it back with `routingFeesAndRulesFrom`.
  */
-export async function routingFeesAndRulesOf(db: Knex, env: Environment, configIds: string[], alongside: Knex.QueryBuilder): Promise<{
-  fees: Map<string, RoutingFeeRow[]>; rules: Map<string, RoutingRuleConditions[]>; alongside: unknown;
-}> {
-  const { rows: [row] } = await db.raw<{ rows: [{ fees: RoutingFeeRow[]; rules: RoutingRuleConditions[]; alongside: unknown }] }>(`
-    SELECT
-      (SELECT coalesce(json_agg(json_build_object(
+export function routingFeesAndRules(db: Knex, env: Environment, configIds: Knex.QueryBuilder, alongside: Knex.QueryBuilder): Knex.Raw {
+  return db.raw(`json_build_object(
+      'fees', (SELECT coalesce(json_agg(json_build_object(
           'id', f.id, 'payment_provider_config_id', f.payment_provider_config_id, 'payment_provider_method_id', f.payment_provider_method_id,
           'installment_count', f.installment_count, 'volume_fee', f.volume_fee, 'fixed_fee', f.fixed_fee, 'fixed_fee_currency', f.fixed_fee_currency
         ) ORDER BY f.id), '[]')
-        FROM ?? f WHERE f.payment_provider_config_id = ANY(?)) AS fees,
-      (SELECT coalesce(json_agg(json_build_object(
+        FROM ?? f WHERE f.payment_provider_config_id IN (?)),
+      'rules', (SELECT coalesce(json_agg(json_build_object(
           'id', r.id, 'payment_provider_config_id', r.payment_provider_config_id, 'conditions', r.conditions
         ) ORDER BY r.id), '[]')
-        FROM ?? r WHERE r.payment_provider_config_id = ANY(?)) AS rules,
-      ? AS alongside`,
+        FROM ?? r WHERE r.payment_provider_config_id IN (?)),
+      'alongside', (?))`,
   [envTable(env, FEES), configIds, envTable(env, RULES), configIds, alongside]);
-  return { fees: groupBy(row.fees, 'payment_provider_config_id'), rules: groupBy(row.rules, 'payment_provider_config_id'), alongside: row.alongside };
+}
+
+/** `routingFeesAndRules`' value as its column came back. */
+export function routingFeesAndRulesFrom(value: { fees: RoutingFeeRow[]; rules: RoutingRuleConditions[]; alongside: unknown }): RoutingFeesAndRules {
+  return { fees: groupBy(value.fees, 'payment_provider_config_id'), rules: groupBy(value.rules, 'payment_provider_config_id'), alongside: value.alongside };
 }
 
 // ---------------------------------------------------------------------------------------------------

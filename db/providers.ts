@@ -11,7 +11,7 @@ import type { RoutingSettings } from '../lib/routing/adaptive-contract';
 import type { RoutingConfig, RoutingFee, RoutingMethod, RoutingProvider } from '../lib/routing/plan';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from './environments';
-import { feesAndRulesOf, ProviderConfigFeeRow, routingFeesAndRulesOf, RoutingRuleRow } from './fees-and-rules';
+import { feesAndRulesOf, ProviderConfigFeeRow, routingFeesAndRules, routingFeesAndRulesFrom, RoutingRuleRow } from './fees-and-rules';
 import { routingSettingsFrom, routingSettingsQuery, type RoutingSettingsPatch } from './routing-settings';
 
 type Json = Record<string, unknown>;
@@ -252,6 +252,15 @@ export interface RoutingInputConfig extends RoutingConfig {
  * What `buildRoutingPlan` needs besides the payment and the hints, and the account's routing settings
  * (defaults filled) for its adaptive part. Never holds credentials.
  */
+/**
+ * A config of the account with its provider and that provider's methods, as the routing inputs' statement
+ * reads them (JSON for the methods), the first with the fees, rules and settings.
+ */
+type RoutingConfigRow = ProviderConfigRow & {
+  provider_name: string; provider_identifier: string; provider_methods: Omit<ProviderMethodRow, keyof Stamps>[];
+  fees_and_rules: Parameters<typeof routingFeesAndRulesFrom>[0] | null;
+};
+
 export interface RoutingInputs {
   configs: RoutingInputConfig[];
   providers: RoutingInputProvider[];
@@ -261,42 +270,32 @@ export interface RoutingInputs {
 /**
  * The account's active provider configs with their fees and rules, the providers (with methods) they
  * use, in the shape `buildRoutingPlan` takes, and the account's routing settings (the defaults when it
- * has no config: nothing to route). Two statements, read in one snapshot so that a rule
- * or fee written meanwhile is seen whole or not at all: a repeatable-read transaction of its own,
- * or the caller's transaction, whose isolation is then the caller's to choose (a savepoint inside it
- * would add two statements and no isolation; the create-and-plan transaction is repeatable read).
+ * has no config: nothing to route). One statement, so one snapshot: a rule or fee written meanwhile is
+ * seen whole or not at all, without a transaction around it.
  */
 export async function loadRoutingInputs(db: Knex, env: Environment, accountId: string): Promise<RoutingInputs> {
-  if (db.isTransaction) return readRoutingInputs(db, env, accountId);
-  return db.transaction((trx) => readRoutingInputs(trx, env, accountId), { isolationLevel: 'repeatable read', readOnly: true });
-}
-
-/** A config of the account with its provider and that provider's methods, as one statement reads them (JSON for the methods). */
-type RoutingConfigRow = ProviderConfigRow & { provider_name: string; provider_identifier: string; provider_methods: Omit<ProviderMethodRow, keyof Stamps>[] };
-
-/**
- * The account's configs with their providers and the providers' methods in one statement, then their
- * fees and rules (db/fees-and-rules.ts) with the routing settings (db/routing-settings.ts) in another:
- * every confirm plans, so every statement counts.
- */
-async function readRoutingInputs(trx: Knex, env: Environment, accountId: string): Promise<RoutingInputs> {
-  const configRows: RoutingConfigRow[] = await trx({ c: envTable(env, 'payment_provider_configs') })
+  const configs = envTable(env, 'payment_provider_configs');
+  const active = { account_id: accountId, deleted: false };
+  // The fees, rules and settings ride on the first config's row (one JSON value, not one per config).
+  const feesAndRules = routingFeesAndRules(db, env, db(configs).where(active).select('id'), routingSettingsQuery(db, env, accountId));
+  const configRows: RoutingConfigRow[] = await db({ c: configs })
     .join({ p: envTable(env, 'payment_providers') }, 'p.id', 'c.payment_provider_id')
     .where({ 'c.account_id': accountId, 'c.deleted': false })
     .orderBy('c.created_at', 'asc').orderBy('c.id', 'asc')
     .select(CONFIG_COLUMNS.map((column) => `c.${column}`))
     .select({ provider_name: 'p.name', provider_identifier: 'p.identifier' })
-    .select(trx.raw(`(SELECT coalesce(json_agg(json_build_object(
+    .select(db.raw(`(SELECT coalesce(json_agg(json_build_object(
         'id', m.id, 'payment_provider_id', m.payment_provider_id, 'name', m.name, 'category', m.category, 'type', m.type,
         'network', m.network, 'installments_supported', m.installments_supported, 'txn_mappings', m.txn_mappings
-      ) ORDER BY m.id), '[]') FROM ?? m WHERE m.payment_provider_id = c.payment_provider_id) AS provider_methods`, [envTable(env, 'payment_provider_methods')]));
+      ) ORDER BY m.id), '[]') FROM ?? m WHERE m.payment_provider_id = c.payment_provider_id) AS provider_methods`, [envTable(env, 'payment_provider_methods')]))
+    .select(db.raw('CASE WHEN row_number() OVER (ORDER BY c.created_at, c.id) = 1 THEN ? END AS fees_and_rules', [feesAndRules]));
   if (configRows.length === 0) return { configs: [], providers: [], settings: routingSettingsFrom(null) };
-  const configIds = configRows.map((c) => c.id);
   // One entry per provider, in the order its first config comes.
   const providerRows = [...new Map(configRows.map((c) => [c.payment_provider_id, c])).values()]
     .map((c) => ({ id: c.payment_provider_id, name: c.provider_name, identifier: c.provider_identifier, methods: c.provider_methods }));
-  const { fees: feesByConfig, rules: rulesByConfig, alongside: settings } = await routingFeesAndRulesOf(
-    trx, env, configIds, routingSettingsQuery(trx, env, accountId));
+  const read = configRows.find((c) => c.fees_and_rules)?.fees_and_rules;
+  if (!read) throw new Error('the routing inputs came back without their fees and rules');
+  const { fees: feesByConfig, rules: rulesByConfig, alongside: settings } = routingFeesAndRulesFrom(read);
   return {
     settings: routingSettingsFrom(settings as RoutingSettingsPatch | null),
     configs: configRows.map((c) => ({

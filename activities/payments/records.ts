@@ -219,9 +219,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     /**
      * A create that carries a confirm: the payment row, its plan and both events in one transaction,
      * the plan made from the row just written. Idempotent: a retry finds the row and the plan written.
-     * Repeatable read, as `loadRoutingInputs` reads on its own: inside this transaction it reads with it,
-     * and a rule or fee written meanwhile must still be seen whole or not at all (a serialization failure
-     * rolls everything back, and the local activity is retried).
+     * The routing inputs are one statement (one snapshot: a rule or fee written meanwhile is seen whole
+     * or not at all), so the transaction needs no more than Postgres's default isolation.
      */
     async createPaymentAndPlanRoute(args: CreateAndPlanArgs): Promise<PlanResult> {
       return (await createPaymentAndPlan(args)).plan;
@@ -243,7 +242,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
       const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, plannedEvent(args, planned, row)]) };
       return { plan, written: { payment: row, card: planned.card } };
-    }, { isolationLevel: 'repeatable read' });
+    });
     // The row was there already: written with its plan by an earlier try (which finds that plan).
     return done ?? { plan: await planRoute(args) };
   }
