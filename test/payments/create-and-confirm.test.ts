@@ -41,6 +41,30 @@ async function history(paymentId: string) {
 }
 
 describe('creating and confirming in one request', () => {
+  it('writes an approved create-and-confirm in 17 statements: two transactions of six, five on their own, one prepared read', async () => {
+    // Every statement knex sends (the prepared read goes around it), grouped by transaction.
+    const seen: { sql: string; tx?: string }[] = [];
+    const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
+    stack.db.on('query', onQuery);
+    const res = await createConfirmed(f.merchant, { amount: 1502, payment_method: card(CARDS.visa) });
+    stack.db.off('query', onQuery);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data.status).toBe('SUCCEEDED');
+
+    const payments = seen.filter((q) => q.sql.includes('"live".'));
+    const transactions = [...new Set(payments.map((q) => q.tx).filter(Boolean))].map((tx) => seen.filter((q) => q.tx === tx).map((q) => q.sql));
+    const alone = payments.filter((q) => !q.tx).map((q) => q.sql);
+    // The plan's: BEGIN, the card, the routing inputs, the row with its plan, the events, COMMIT; the
+    // outcome's: BEGIN, the charge locked, its update, the payment's with the card's erasure, the events
+    // with the health count, COMMIT.
+    expect(transactions.map((t) => t.length)).toEqual([6, 6]);
+    expect(transactions[0][3]).toMatch(/^with "alongside_0" as \(insert into "live"."routing_plans".*\) insert into "live"."payments"/s);
+    expect(transactions[1][3]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods".*\) update "live"."payments"/s);
+    expect(transactions[1].find((sql) => sql.includes('provider_health'))).toMatch(/^with "alongside_0" as \(\s*INSERT INTO "live"."provider_health".*\) insert into "live"."events"/s);
+    // The API's card and the answer's charges; the worker's config, charge row and CVC wipe.
+    expect(alone).toHaveLength(5);
+  });
+
   it('approves an inline card: 201 SUCCEEDED with its one charge, after one update-with-start', async () => {
     const before = await processorCharges();
     const res = await createConfirmed(f.merchant, { amount: 1501, payment_method: card(CARDS.visa) });
