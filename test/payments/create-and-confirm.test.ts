@@ -41,7 +41,7 @@ async function history(paymentId: string) {
 }
 
 describe('creating and confirming in one request', () => {
-  it('writes an approved create-and-confirm in 17 statements: two transactions of six, five on their own, one prepared read', async () => {
+  it('writes an approved create-and-confirm in 18 statements: two transactions of six, five on their own, and the answer\'s prepared read', async () => {
     // Every statement knex sends (the prepared read goes around it), grouped by transaction.
     const seen: { sql: string; tx?: string }[] = [];
     const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
