@@ -249,10 +249,6 @@ export interface RoutingInputConfig extends RoutingConfig {
 }
 
 /**
- * What `buildRoutingPlan` needs besides the payment and the hints, and the account's routing settings
- * (defaults filled) for its adaptive part. Never holds credentials.
- */
-/**
  * A config of the account with its provider and that provider's methods, as the routing inputs' statement
  * reads them (JSON for the methods), the first with the fees, rules and settings.
  */
@@ -261,6 +257,10 @@ type RoutingConfigRow = ProviderConfigRow & {
   fees_and_rules: Parameters<typeof routingFeesAndRulesFrom>[0] | null;
 };
 
+/**
+ * What `buildRoutingPlan` needs besides the payment and the hints, and the account's routing settings
+ * (defaults filled) for its adaptive part. Never holds credentials.
+ */
 export interface RoutingInputs {
   configs: RoutingInputConfig[];
   providers: RoutingInputProvider[];
