@@ -82,7 +82,8 @@ describe('confirming', () => {
       payment_provider_config_id: f.primary.id, payment_provider_id: f.provider.id,
     });
     expect(res.body.data.charges[0].performance.duration).toBeGreaterThanOrEqual(0);
-    expect(res.body.data.charges[0].exchanges.map((e: any) => e.operation)).toEqual(['authorize', 'capture']);
+    // Captured with the approval: one call, which asked for the capture (no `<charge>:capture` follows).
+    expect(res.body.data.charges[0].exchanges.map((e: any) => [e.operation, e.request.body.capture])).toEqual([['authorize', true]]);
     expect(JSON.stringify(res.body)).not.toContain(CARDS.visa);
     expect(JSON.stringify(res.body.data.charges[0].payment_provider_config_snapshot)).not.toContain('sim_primary_key');
     const read = await getPayment(stack, f.merchant, res.body.data.id);
@@ -192,10 +193,13 @@ describe('capture and cancel', () => {
     const res = await pay(stack, f.merchant, CARDS.visa, { auto_capture: false });
     expect(res.body.data).toMatchObject({ status: 'AUTHORIZED', amount_capturable: 1000 });
     expect(res.body.data.charges[0].status).toBe('AUTHORIZED');
+    // The authorize did not ask for the capture; the capture command makes the second call.
+    expect(res.body.data.charges[0].exchanges.map((e: any) => [e.operation, e.request.body.capture])).toEqual([['authorize', undefined]]);
     const captured = await stack.http.post(`/v1/payments/${res.body.data.id}/capture`).set(bearer(f.merchant.secretKey)).send({});
     expect(captured.status).toBe(200);
     expect(captured.body.data).toMatchObject({ status: 'SUCCEEDED', amount_received: 1000 });
     expect(captured.body.data.charges[0]).toMatchObject({ status: 'CAPTURED', captured_amount: 1000 });
+    expect(captured.body.data.charges[0].exchanges.map((e: any) => e.operation)).toEqual(['authorize', 'capture']);
   });
 
   it('captures part of an authorization and refuses more than authorized', async () => {

@@ -145,12 +145,16 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
           installments: input.installments,
           card: { number: card.number, exp_month: card.exp_month, exp_year: card.exp_year, ...(card.cvc ? { cvc: card.cvc } : {}) },
           ...(input.metadata ? { metadata: input.metadata } : {}),
+          // Captured with the approval (at the end of a challenge too), as Stripe and Adyen are asked to:
+          // no second call, and no window in which the payment stands authorized awaiting its capture.
+          ...(input.capture ? { capture: true } : {}),
           ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
           ...(input.notificationUrl ? { notification_url: input.notificationUrl } : {}),
           ...(input.threeDSecure ? { three_d_secure: threeDSecureBody(input.threeDSecure) } : {}),
         },
         summary: {
           amount: input.amount, currency: input.currency, installments: input.installments, card: { last4: card.number.slice(-4) },
+          ...(input.capture ? { capture: true } : {}),
           ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
           ...(input.notificationUrl ? { notification_url: input.notificationUrl } : {}),
           // Whether external authentication data was sent, never the data.
