@@ -181,10 +181,23 @@ export const paymentRoutes = [
       // Fail fast (503 database_unavailable) rather than start a payment whose row cannot be written now:
       // with credentials and accounts served from cache, nothing else here would ask Postgres before the
       // start. A confirm does (it reads or vaults the card first), and so does a named customer (above).
-      if (!body.confirm && !body.customer_id) await deps.db.raw('SELECT 1');
+      // A guest customer's row is such a write too.
+      if (!body.confirm && !body.customer_id && !body.customer) await deps.db.raw('SELECT 1');
       const paymentId = await reserveResourceId(ctx, newId('pay'));
       // The guest customer's id is derived from the payment's, so a retried create makes the same one.
       const guestCustomer = body.customer ? { id: `cus_${paymentId.slice(4)}`, ...body.customer } : undefined;
+      /**
+       * Its row is written here, once the request is known good (after the card's checks, before saving a
+       * card to it), and the workflow is given its id only: what a workflow is given stays in Temporal's
+       * history for the namespace's retention, where a customer's erasure cannot reach it, so contact
+       * details never go there (docs/security.md). Idempotent: a retried create writes nothing twice.
+       */
+      let guestWritten = false;
+      const writeGuest = async () => {
+        if (!guestCustomer || guestWritten) return;
+        await insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer);
+        guestWritten = true;
+      };
 
       // Create and confirm: the card is checked (or vaulted) before anything starts, exactly as confirm
       // does, so a card this payment may not use leaves no payment behind. An inline card is bound to the
@@ -194,14 +207,15 @@ export const paymentRoutes = [
       if (body.confirm) {
         const card = await cardForConfirm(deps, env, {
           paymentId, accountId: scope.account.id, customerId: body.customer_id ?? guestCustomer?.id ?? null,
-          // Saving to a guest customer needs its row first (payment_methods.customer_id references customers);
-          // the workflow's createPaymentRecord then keeps it as it is.
-          beforeSave: guestCustomer && (() => insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer)),
+          // Saving to a guest customer needs its row first (payment_methods.customer_id references customers).
+          beforeSave: writeGuest,
         }, body);
         vaulted = card.vaulted;
         // routing and installments are the payment's own (as on a plain create); the walk reads them from its row.
         confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal), ...(body.return_url ? { returnUrl: body.return_url } : {}) };
       }
+
+      await writeGuest();
 
       const input: PaymentInput = {
         paymentId,
@@ -213,8 +227,7 @@ export const paymentRoutes = [
         autoCapture: body.auto_capture ?? true,
         secureMode: body.secure_mode ?? 'NONE',
         installments: body.installments ?? 1,
-        customerId: body.customer_id,
-        guestCustomer,
+        customerId: body.customer_id ?? guestCustomer?.id,
         checkoutSessionId: body.checkout_session_id,
         metadata: body.metadata ?? {},
         routing: body.routing ?? {},

@@ -5,6 +5,7 @@ import {
 } from '../support/payments';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
 import { createActivities } from '../../activities';
+import { flatten } from '../support/history';
 
 let sim: TestSimulator;
 let stack: TestStack;
@@ -41,10 +42,26 @@ describe('creating a payment', () => {
     expect(description.typedSearchAttributes.get({ name: 'PaymentStatus', type: 'KEYWORD' } as any)).toBe('CREATED');
   });
 
-  it('creates a guest customer with the payment', async () => {
-    const res = await createPayment(stack, f.merchant, { customer: { name: 'Guest', email: 'g@example.com' } });
+  it('creates a guest customer with the payment; its contact details stay out of the workflow history', async () => {
+    const email = `${unique('guest')}@example.com`;
+    const res = await createPayment(stack, f.merchant, { customer: { name: 'Guest Traveller', email, phone: '+44 20 7946 0958', country: 'GB' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
     const read = await getPayment(stack, f.merchant, res.body.data.id, 'include_customer=true');
-    expect(read.customer).toMatchObject({ object: 'customer', name: 'Guest', email: 'g@example.com', is_guest: true });
+    expect(read.customer).toMatchObject({ object: 'customer', name: 'Guest Traveller', email, phone: '+44 20 7946 0958', is_guest: true });
+    const history = flatten(await (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(res.body.data.id)).fetchHistory()).join('\n');
+    // The workflow is given the customer's id, and none of what a customer's erasure must reach.
+    expect(history).toContain(read.customer.id);
+    for (const detail of ['Guest Traveller', email, '7946 0958']) expect(history).not.toContain(detail);
+  });
+
+  it('writes no guest customer when the create and confirm is refused for its card', async () => {
+    const email = `${unique('refused')}@example.com`;
+    const res = await createPayment(stack, f.merchant, {
+      customer: { email }, confirm: true, save_payment_method: true, payment_method: { ...card(CARDS.visa), card: { ...card(CARDS.visa).card, exp_year: 2001 } },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error.details.reason).toBe('invalid_card');
+    expect(await stack.db('live.customers').where({ email })).toEqual([]);
   });
 
   it('maps ten concurrent creates with one Idempotency-Key to one payment and one workflow', async () => {

@@ -91,7 +91,11 @@ export interface PaymentInput {
   secureMode: 'NONE' | 'PREFERRED' | 'REQUIRED';
   installments: number;
   customerId?: string;
-  /** A guest customer created together with the payment (same transaction). */
+  /**
+   * A guest customer for the activity to write with the payment row: only in the input of payments created
+   * before the API wrote the guest's row itself and gave the workflow its id as `customerId` (contact
+   * details stay out of history). Kept so that such payments, still running, write their customer.
+   */
   guestCustomer?: GuestCustomerInput;
   checkoutSessionId?: string;
   metadata: Record<string, string>;
