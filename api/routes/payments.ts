@@ -192,12 +192,8 @@ export const paymentRoutes = [
        * history for the namespace's retention, where a customer's erasure cannot reach it, so contact
        * details never go there (docs/security.md). Idempotent: a retried create writes nothing twice.
        */
-      let guestWritten = false;
-      const writeGuest = async () => {
-        if (!guestCustomer || guestWritten) return;
-        await insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer);
-        guestWritten = true;
-      };
+      let guestWrite: Promise<void> | undefined;
+      const writeGuest = () => (guestWrite ??= guestCustomer ? insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer) : Promise.resolve());
 
       // Create and confirm: the card is checked (or vaulted) before anything starts, exactly as confirm
       // does, so a card this payment may not use leaves no payment behind. An inline card is bound to the
