@@ -87,14 +87,41 @@ export async function appendEventsToPublish(
   return first.publish ? rows.map((r) => r.id) : [];
 }
 
-/** The rows of some event records; `data` goes in as JSON text (jsonb): the typed builder would want the parsed object. */
-function eventRows(records: EventRecord[]) {
+/**
+ * Appends one account's event records with another store's write of what they show, in one statement and
+ * only if that write wrote: `write` (db/knex.ts's Alongside) must return a row when it writes and none when
+ * it does not (an insert that found its row: a retry). The events then go in only with it — its first
+ * CTE, read by the events' insert — and `alongside` runs either way, as appendEventsToPublish's does.
+ * Answers the ids to fan out (see appendEventsToPublish), or undefined when `write` wrote nothing and so
+ * neither did this.
+ */
+export async function appendEventsOfWrite(
+  db: Knex, env: Environment, accountId: string, records: EventRecord[], write: Alongside, alongside: readonly Alongside[] = [],
+): Promise<string[] | undefined> {
+  if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
+  const table = envTable(env, 'events');
+  const rows = eventRows(records, (data) => data);
+  const columns = Object.keys(rows[0]);
+  // The rows as one JSON value, typed by the table's own row type: one parameter however many events.
+  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from "alongside_0")', [columns, table, JSON.stringify(rows)]);
+  const insert = db.into(db.raw('?? (??)', [table, columns])).insert(selected)
+    .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)]));
+  const [first] = await withAlongside(insert, [write, ...alongside]) as { publish: boolean }[];
+  if (!first) return undefined;
+  return first.publish ? rows.map((r) => r.id) : [];
+}
+
+/**
+ * The rows of some event records; `data` goes in as JSON text (jsonb) by default: the typed builder would
+ * want the parsed object.
+ */
+function eventRows(records: EventRecord[], data: (value: Record<string, unknown>) => unknown = (value) => JSON.stringify(value)) {
   return records.map((e) => ({
     id: newId('evt'),
     event: e.event,
     account_id: e.accountId,
     workspace_id: e.workspaceId ?? null,
-    data: JSON.stringify(e.data ?? {}),
+    data: data(e.data ?? {}),
     version: 1,
     request_id: e.requestId ?? null,
     trace_id: e.traceId ?? null,

@@ -172,18 +172,33 @@ export type NewPayment = Pick<PaymentRow,
   | 'installments' | 'routing' | 'metadata'>;
 
 /**
- * Writes a payment in CREATED, or as `confirmed` leaves it (a create that carries a confirm: one write of
- * the row instead of an insert and an update); undefined when it already exists (the activity that
- * writes it is retried).
+ * A new payment's row as its insert writes it: CREATED, or as `confirmed` leaves it (a create that carries
+ * a confirm writes its row once, as the plan leaves it), the table's defaults filled in and both
+ * timestamps `at` (the columns keep milliseconds, as a Date does). Known before it is written, so the
+ * events that show it go in with it (test/payments/create-and-confirm.test.ts holds it to the row Postgres
+ * returns).
  */
-export async function insertPayment(
-  db: Knex, env: Environment, payment: NewPayment, confirmed: PaymentPatch = {}, alongside: readonly Alongside[] = [],
-): Promise<PaymentRow | undefined> {
-  const insert = paymentsTable(db, env)
-    .insert({ ...payment, status: 'CREATED', routing: json(payment.routing), metadata: json(payment.metadata), ...encoded(confirmed) })
-    .onConflict('id').ignore().returning('*');
-  const [row]: PaymentRow[] = await withAlongside(insert, alongside);
-  return row;
+export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: Date): PaymentRow {
+  return {
+    ...payment,
+    payment_method_id: null, status: 'CREATED', routing_origin: 'MERCHANT_DIRECT',
+    amount_capturable: 0, amount_received: 0, amount_refunded: 0, cancellation_reason: null, last_error: null,
+    pending_operation: null, next_action: null, return_url: null,
+    ...confirmed,
+    created_at: at, updated_at: at,
+  };
+}
+
+/**
+ * The insert of `row` (newPaymentRow's), unrun, for the events store to run with the events that show it
+ * (`appendEventsOfWrite`, db/events.ts): it returns the row's id when it wrote the row and nothing when
+ * the payment exists (the activity that writes it is retried), and then the events are not written either.
+ */
+export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): Knex.QueryBuilder {
+  const { routing, metadata, last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = row;
+  return paymentsTable(db, env)
+    .insert({ ...rest, ...encoded({ last_error: lastError, pending_operation: pending, next_action: nextAction }), routing: json(routing), metadata: json(metadata) })
+    .onConflict('id').ignore().returning('id');
 }
 
 export interface PaymentPatch {
@@ -277,11 +292,15 @@ export type NewCharge = Pick<ChargeRow,
   | 'attempt_no' | 'routing_plan_id' | 'payment_provider_id' | 'payment_provider_config_id' | 'payment_provider_method_id'
   | 'security' | 'payment_provider_config_snapshot'>;
 
-/** Writes an attempt's charge in CREATED, unless it exists (the attempt is retried with the same id). */
-export async function insertCharge(db: Knex, env: Environment, charge: NewCharge): Promise<void> {
-  await chargesTable(db, env).insert({
+/**
+ * Writes an attempt's charge in CREATED, unless it exists (the attempt is retried with the same id):
+ * answers the row written, or undefined when it was there.
+ */
+export async function insertCharge(db: Knex, env: Environment, charge: NewCharge): Promise<ChargeRow | undefined> {
+  const [row]: ChargeRow[] = await chargesTable(db, env).insert({
     ...charge, status: 'CREATED', security: json(charge.security), payment_provider_config_snapshot: json(charge.payment_provider_config_snapshot),
-  }).onConflict('id').ignore();
+  }).onConflict('id').ignore().returning('*');
+  return row;
 }
 
 export interface ChargePatch {
@@ -300,8 +319,20 @@ export interface ChargePatch {
 
 /** Changes a charge; `exchanges` are appended to those it has. */
 export async function updateCharge(db: Knex, env: Environment, id: string, patch: ChargePatch): Promise<ChargeRow> {
+  return (await updateChargeWhere(db, env, { id }, patch))!;
+}
+
+/**
+ * Changes a charge only while it is still in `status` (an outcome computed from the row as its attempt
+ * wrote it, without locking it first); undefined when it no longer is.
+ */
+export async function updateChargeIn(db: Knex, env: Environment, id: string, status: ChargeStatus, patch: ChargePatch): Promise<ChargeRow | undefined> {
+  return updateChargeWhere(db, env, { id, status }, patch);
+}
+
+async function updateChargeWhere(db: Knex, env: Environment, where: { id: string; status?: ChargeStatus }, patch: ChargePatch): Promise<ChargeRow | undefined> {
   const { exchanges, details, performance, ...rest } = patch;
-  const [row]: ChargeRow[] = await chargesTable(db, env).where({ id }).update({
+  const [row]: ChargeRow[] = await chargesTable(db, env).where(where).update({
     ...rest,
     ...(details ? { details: json(details) } : {}),
     ...(performance ? { performance: json(performance) } : {}),

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
 import { cardForAuthorization, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
-import { findCharge, findPayment, insertCharge, updateCharge } from '../../db/payments';
+import { findCharge, findPayment, insertCharge, updateCharge, type ChargeRow } from '../../db/payments';
 import {
   firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
   type ReconcileResult,
@@ -117,11 +117,14 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
     if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
     const provider = await openProvider(deps, env, args.candidate.providerConfigId);
+    // The charge as this attempt writes it (undefined when an earlier try wrote it): its outcome is
+    // recorded from it without reading it again.
+    let charge: ChargeRow | undefined;
     if (!existing) {
       // A plan starts at its first candidate: only a later one moves its index (with the charge, atomically).
       const index = args.candidateIndex ?? args.attemptNo - 1;
       const write = async (q: Knex) => {
-        await insertCharge(q, env, {
+        charge = await insertCharge(q, env, {
           id: args.chargeId,
           payment_id: args.paymentId,
           payment_method_id: args.paymentMethodId,
@@ -153,7 +156,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     // the check its plan made a moment ago in this same activity, against the row it wrote, stands.
     const card = written?.card ? cardForAuthorization(vault, written.card) : await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
     if (!card) {
-      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, []);
+      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, [], undefined, undefined, charge);
     }
     const threeDSecure = await threeDSecureOf(args);
     const authorization = await withHeartbeat(provider.adapter.authorize({
@@ -172,7 +175,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     // Sent once, never kept: the CVC goes as soon as the processor has had it (a saved card has none left).
     if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
     const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);
-    return applyOutcome(db, args, authorization.outcome, exchanges, captured, card.network);
+    return applyOutcome(db, args, authorization.outcome, exchanges, captured, card.network, charge);
   };
 
   return {

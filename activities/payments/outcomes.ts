@@ -3,7 +3,7 @@ import { paymentTransitions } from '../metrics';
 import { appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { cardDisplay, singleUseCardsErasure } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
-import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updatePayment } from '../../db/payments';
+import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updateChargeIn, updatePayment } from '../../db/payments';
 import { healthUpsert, type HealthSample } from '../../db/provider-health';
 import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
@@ -141,31 +141,49 @@ async function healthSample(
   };
 }
 
+/** The charge's side of a transition from `current`: its patch, with the exchanges and their time added. */
+function chargePatch(next: Transition, current: ChargeRow, exchanges: ProviderExchange[]): ChargePatch {
+  const performance = current.performance ?? {};
+  return {
+    ...next.charge,
+    exchanges,
+    performance: {
+      ...performance,
+      duration: (performance.duration ?? 0) + exchanges.reduce((sum, e) => sum + e.duration_ms, 0),
+      provider_calls: (performance.provider_calls ?? 0) + exchanges.length,
+    },
+  };
+}
+
 /**
  * Records what a provider said about a charge, and what it means for the payment, in one
  * transaction: charge status, amounts, exchanges and duration; payment status; the events; the
  * provider config's health (by the charged card's network: `cardNetwork` when the caller has the
- * card at hand, else read).
+ * card at hand, else read). `written`: the charge as the caller's attempt just wrote it (CREATED); the
+ * transition is then computed from it and the charge updated only while it is still CREATED, without
+ * locking it first (one statement fewer); when an outcome was recorded meanwhile (a retry of the same
+ * attempt running beside it), the charge is locked and the transition computed from it, as without.
  */
 export async function applyOutcome(
   db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome, cardNetwork?: string,
+  written?: ChargeRow,
 ): Promise<AttemptResult> {
   const env = args.environment;
   let entered: string | undefined;
   const result = await db.transaction(async (trx) => {
-    const current = await lockCharge(trx, env, args.chargeId);
-    if (!current) throw new Error(`charge ${args.chargeId} is missing`);
-    const next = transition(args, outcome, current, captured);
-    const performance = current.performance ?? {};
-    const charge = await updateCharge(trx, env, args.chargeId, {
-      ...next.charge,
-      exchanges,
-      performance: {
-        ...performance,
-        duration: (performance.duration ?? 0) + exchanges.reduce((sum, e) => sum + e.duration_ms, 0),
-        provider_calls: (performance.provider_calls ?? 0) + exchanges.length,
-      },
-    });
+    // The transition from `from`, and the charge it leaves; undefined when `from` is no longer the row.
+    const record = async (from: ChargeRow, unlocked: boolean) => {
+      const next = transition(args, outcome, from, captured);
+      const patch = chargePatch(next, from, exchanges);
+      const charge = unlocked ? await updateChargeIn(trx, env, args.chargeId, from.status, patch) : await updateCharge(trx, env, args.chargeId, patch);
+      return charge && { current: from, next, charge };
+    };
+    const locked = async () => {
+      const row = await lockCharge(trx, env, args.chargeId);
+      if (!row) throw new Error(`charge ${args.chargeId} is missing`);
+      return row;
+    };
+    const { current, next, charge } = (written && await record(written, true)) || (await record(await locked(), false))!;
     const events: EventRecord[] = [];
     if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, charge, args.context));
     // The customer's step is over: the payment no longer shows it (and waits for nothing while the walk goes on).

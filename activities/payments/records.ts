@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { appendEventsToPublish, type EventRecord } from '../../db/events';
+import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
 import { findUsableCard, singleUseCardsErasure, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
-import { findPayment, insertPayment, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
+import { findPayment, newPaymentRow, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, routingPlanInsert } from '../../db/routing-plans';
 import type { Alongside } from '../../db/knex';
@@ -138,10 +138,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
    * the payment, its single-use card used up (a confirm that ends here has used it, as one that ends
    * after attempts has). Both are idempotent: a retry writes nothing twice.
    */
-  function planStatements(trx: Knex.Transaction, args: PlanArgs, planned: Planned): Alongside[] {
+  function planStatements(q: Knex, args: PlanArgs, planned: Planned): Alongside[] {
     const env = args.environment;
     const { hints, routingPlan } = planned;
-    const plan = routingPlanInsert(trx, env, {
+    const plan = routingPlanInsert(q, env, {
       id: args.routingPlanId,
       account_id: args.accountId,
       payment_id: args.paymentId,
@@ -150,19 +150,13 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       candidates: routingPlan.candidates,
       metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
-    return planned.planned.length ? [plan] : [plan, singleUseCardsErasure(trx, env, args.paymentId, args.paymentMethodId)];
+    return planned.planned.length ? [plan] : [plan, singleUseCardsErasure(q, env, args.paymentId, args.paymentMethodId)];
   }
 
   /** The event that says how a confirm's plan left the payment `row`. */
   function plannedEvent(args: PlanArgs, planned: Planned, row: PaymentRow): EventRecord {
     const failed = planned.planned.length === 0;
     return paymentEvent(args, failed ? 'payment_intent.payment_failed' : 'payment_intent.processing', row, args.context, { routingPlanId: args.routingPlanId });
-  }
-
-  /** Writes the payment row (and a guest customer); undefined when an earlier try wrote it. */
-  async function insertPaymentRecord(trx: Knex.Transaction, input: PaymentInput): Promise<PaymentRow | undefined> {
-    if (input.guestCustomer) await insertGuestCustomer(trx, input.environment, input.accountId, input.guestCustomer);
-    return insertPayment(trx, input.environment, newPaymentOf(input));
   }
 
   function newPaymentOf(input: PaymentInput): NewPayment {
@@ -201,13 +195,12 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   return {
-    /** Writes the payment row (and a guest customer) and `payment_intent.created`. Idempotent. */
+    /** Writes the payment row (and a guest customer) and `payment_intent.created`, in one statement. Idempotent. */
     async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
-      return db.transaction(async (trx) => {
-        const inserted = await insertPaymentRecord(trx, input);
-        if (!inserted) return { eventIds: [] };
-        return { eventIds: await append(trx, input, [paymentEvent(input, 'payment_intent.created', inserted, input.context)]) };
-      });
+      await writeGuestCustomer(input);
+      const row = newPaymentRow(newPaymentOf(input), {}, new Date());
+      const created = paymentEvent(input, 'payment_intent.created', row, input.context);
+      return { eventIds: await appendEventsOfWrite(db, input.environment, input.accountId, [created], paymentInsert(db, input.environment, row)) ?? [] };
     },
 
     /**
@@ -229,21 +222,31 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     createPaymentAndPlan,
   };
 
+  /**
+   * A guest customer's row, for a payment whose workflow input still carries the guest (payments created
+   * before the API wrote it): idempotent, and written before the payment that refers to it.
+   */
+  async function writeGuestCustomer(input: PaymentInput): Promise<void> {
+    if (input.guestCustomer) await insertGuestCustomer(db, input.environment, input.accountId, input.guestCustomer);
+  }
+
   async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs): ReturnType<CreateAndPlan> {
-    const done = await db.transaction(async (trx) => {
-      const env = input.environment;
-      if (input.guestCustomer) await insertGuestCustomer(trx, env, input.accountId, input.guestCustomer);
-      // Planned from the row about to be written, which is then written once, as the plan leaves it.
-      const payment = newPaymentOf(input);
-      const planned = await planFor(trx, args, payment);
-      // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
-      const row = await insertPayment(trx, env, payment, plannedPatch(args, payment, planned), planStatements(trx, args, planned));
-      if (!row) return undefined;
-      const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
-      const plan = { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [created, plannedEvent(args, planned, row)]) };
-      return { plan, written: { payment: row, card: planned.card } };
-    });
+    const env = input.environment;
+    await writeGuestCustomer(input);
+    // Planned from the row about to be written, which is then written once, as the plan leaves it: the
+    // row, its plan and both events in one statement, so no transaction is needed around them. The reads
+    // before it (the card, the routing inputs) are each one statement, as a transaction at Postgres's
+    // default isolation would have read them.
+    const payment = newPaymentOf(input);
+    const planned = await planFor(db, args, payment);
+    const row = newPaymentRow(payment, plannedPatch(args, payment, planned), new Date());
+    const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
+    // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
+    const eventIds = await appendEventsOfWrite(
+      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), planStatements(db, args, planned),
+    );
     // The row was there already: written with its plan by an earlier try (which finds that plan).
-    return done ?? { plan: await planRoute(args) };
+    if (!eventIds) return { plan: await planRoute(args) };
+    return { plan: { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds }, written: { payment: row, card: planned.card } };
   }
 }

@@ -41,7 +41,7 @@ async function history(paymentId: string) {
 }
 
 describe('creating and confirming in one request', () => {
-  it('writes an approved create-and-confirm in 18 statements: two transactions of six, five on their own, and the answer\'s prepared read', async () => {
+  it('writes an approved create-and-confirm in 14 statements: the outcome\'s transaction of five, eight on their own, and the answer\'s prepared read', async () => {
     // Every statement knex sends (the prepared read goes around it), grouped by transaction.
     const seen: { sql: string; tx?: string }[] = [];
     const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
@@ -54,15 +54,36 @@ describe('creating and confirming in one request', () => {
     const payments = seen.filter((q) => q.sql.includes('"live".'));
     const transactions = [...new Set(payments.map((q) => q.tx).filter(Boolean))].map((tx) => seen.filter((q) => q.tx === tx).map((q) => q.sql));
     const alone = payments.filter((q) => !q.tx).map((q) => q.sql);
-    // The plan's: BEGIN, the card, the routing inputs, the row with its plan, the events, COMMIT; the
-    // outcome's: BEGIN, the charge locked, its update, the payment's with the card's erasure, the events
-    // with the health count, COMMIT.
-    expect(transactions.map((t) => t.length)).toEqual([6, 6]);
-    expect(transactions[0][3]).toMatch(/^with "alongside_0" as \(insert into "live"."routing_plans".*\) insert into "live"."payments"/s);
-    expect(transactions[1][3]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods".*\) update "live"."payments"/s);
-    expect(transactions[1].find((sql) => sql.includes('provider_health'))).toMatch(/^with "alongside_0" as \(\s*INSERT INTO "live"."provider_health".*\) insert into "live"."events"/s);
-    // The API's card and the answer's charges; the worker's config, charge row and CVC wipe.
-    expect(alone).toHaveLength(5);
+    // The outcome's: BEGIN, the charge's update (while still CREATED, as the attempt wrote it: not locked
+    // and read first), the payment's with the card's erasure, the events with the health count, COMMIT.
+    expect(transactions.map((t) => t.length)).toEqual([5]);
+    expect(transactions[0][1]).toMatch(/^update "live"."charges" set .* where "id" = \$\d+ and "status" = \$\d+ returning \*$/s);
+    expect(transactions[0][2]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods".*\) update "live"."payments"/s);
+    expect(transactions[0].find((sql) => sql.includes('provider_health'))).toMatch(/^with "alongside_0" as \(\s*INSERT INTO "live"."provider_health".*\) insert into "live"."events"/s);
+    // The API's card and the answer's charges; the worker's card, routing inputs, the row with its plan
+    // and both events (one statement, no transaction), config, charge row and CVC wipe.
+    expect(alone).toHaveLength(8);
+    const written = alone.filter((sql) => sql.includes('insert into "live"."payments"'));
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/^with "alongside_0" as \(insert into "live"."payments".*returning "id"\), "alongside_1" as \(insert into "live"."routing_plans".*\) insert into "live"."events"/s);
+  });
+
+  it('knows the row it writes: the payment as the create-and-confirm wrote it is the row Postgres holds', async () => {
+    const res = await createConfirmed(f.merchant, {
+      amount: 1503, currency: 'USD', metadata: { order: 'o-2' }, auto_capture: false, payment_method: card(CARDS.visa), return_url: 'https://shop.example/r',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    // The processing event carries the row as the statement wrote it (newPaymentRow): every column, as
+    // the API would serialize the row it reads back, the status and amounts the outcome changed aside.
+    const events = await stack.http.get(`/v1/events?payment_id=${res.body.data.id}&type=payment_intent.processing`).set(bearer(f.merchant.secretKey));
+    expect(events.body.total, JSON.stringify(events.body)).toBe(1);
+    const processing = events.body.data[0].data.object;
+    const read = await getPayment(stack, f.merchant, res.body.data.id, '');
+    const changedByOutcome = ['status', 'amount_capturable', 'updated_at', 'charges', 'events', 'links', 'temporal'];
+    const without = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => !changedByOutcome.includes(k)));
+    expect(Object.keys(processing).length).toBeGreaterThan(15);
+    expect(without(processing)).toEqual(without(read));
+    expect(processing).toMatchObject({ status: 'PROCESSING', amount_capturable: 0, updated_at: read.created_at });
   });
 
   it('approves an inline card: 201 SUCCEEDED with its one charge, after one update-with-start', async () => {

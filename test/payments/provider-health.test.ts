@@ -220,6 +220,44 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
     expect(health.latency_ms_sum).toBe(80);
   });
 
+  it('records from the charge as its attempt wrote it, and from the row itself once another outcome came first', async () => {
+    const charges = () => stack.db(envTable('production', 'charges'));
+    // As written: updated only while still CREATED, its attempt counted.
+    const first = await seeded();
+    const written = await charges().where({ id: first.args.chargeId }).first();
+    await applyOutcome(stack.db, first.args, { kind: 'approved', providerReference: 'ref_w', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 }, [
+      exchange({ duration_ms: 30 }),
+    ], undefined, 'MASTERCARD', written);
+    expect(await charges().where({ id: first.args.chargeId }).first()).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 30, provider_calls: 1 } });
+    expect(counts(await healthOf(first.configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+
+    // Stale: the charge left CREATED after the caller wrote it (a challenge recorded meanwhile). The
+    // outcome is computed from the locked row: no second attempt counted, both calls' time kept, the
+    // payment's next_action cleared.
+    const stale = await seeded();
+    const writtenStale = await charges().where({ id: stale.args.chargeId }).first();
+    await applyOutcome(stack.db, stale.args, { kind: 'requires_action', providerReference: 'ref_s', redirectUrl: 'https://acs.example/s' }, [
+      exchange({ outcome: 'requires_action', duration_ms: 50 }),
+    ]);
+    await applyOutcome(stack.db, stale.args, { kind: 'approved', providerReference: 'ref_s', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 }, [
+      exchange({ request: { method: 'NOTIFICATION', path: 'AUTHORISATION' }, duration_ms: 0 }),
+    ], undefined, undefined, writtenStale);
+    expect(await charges().where({ id: stale.args.chargeId }).first()).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 50, provider_calls: 2 } });
+    expect(counts(await healthOf(stale.configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+    expect(await stack.db(envTable('production', 'payments')).where({ id: stale.args.paymentId }).first()).toMatchObject({ status: 'AUTHORIZED', next_action: null });
+
+    // Two at once from the same written row (a retry beside the first try): each is recorded once, the
+    // second from the row the first left.
+    const twice = await seeded();
+    const writtenTwice = await charges().where({ id: twice.args.chargeId }).first();
+    const approved = { kind: 'approved', providerReference: 'ref_t', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 } as const;
+    await Promise.all([0, 1].map(() => applyOutcome(stack.db, twice.args, approved, [exchange({ duration_ms: 20 })], undefined, 'MASTERCARD', writtenTwice)));
+    const after = await charges().where({ id: twice.args.chargeId }).first();
+    expect(after).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 40, provider_calls: 2 } });
+    expect(after.exchanges).toHaveLength(2);
+    expect(counts(await healthOf(twice.configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 2 });
+  });
+
   it('does not count payment_method_unavailable: the card was refused before any call', async () => {
     const { args, configId } = await seeded();
     const result = await applyOutcome(stack.db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE }, []);
