@@ -186,7 +186,12 @@ export function cardForAuthorization(vault: Vault, row: PaymentMethodRow): CardF
 
 /** Forgets a card's CVC: it may be held only until the first authorization attempt. */
 export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise<void> {
-  await paymentMethods(db, env).where({ id: pmId }).whereNotNull('cvc_encrypted')
+  await cvcWipe(db, env, pmId);
+}
+
+/** wipeCvc's statement, not yet run: to run with the attempt's outcome (Alongside, db/knex.ts). */
+export function cvcWipe(db: Knex, env: Environment, pmId: string): Knex.QueryBuilder {
+  return paymentMethods(db, env).where({ id: pmId }).whereNotNull('cvc_encrypted')
     .update({ cvc_encrypted: null, updated_at: db.fn.now() });
 }
 

@@ -318,27 +318,32 @@ export interface ChargePatch {
 }
 
 /** Changes a charge; `exchanges` are appended to those it has. */
-export async function updateCharge(db: Knex, env: Environment, id: string, patch: ChargePatch): Promise<ChargeRow> {
-  return (await updateChargeWhere(db, env, { id }, patch))!;
+export async function updateCharge(db: Knex, env: Environment, id: string, patch: ChargePatch, alongside: readonly Alongside[] = []): Promise<ChargeRow> {
+  return (await updateChargeWhere(db, env, { id }, patch, alongside))!;
 }
 
 /**
  * Changes a charge only while it is still in `status` (an outcome computed from the row as its attempt
  * wrote it, without locking it first); undefined when it no longer is.
  */
-export async function updateChargeIn(db: Knex, env: Environment, id: string, status: ChargeStatus, patch: ChargePatch): Promise<ChargeRow | undefined> {
-  return updateChargeWhere(db, env, { id, status }, patch);
+export async function updateChargeIn(
+  db: Knex, env: Environment, id: string, status: ChargeStatus, patch: ChargePatch, alongside: readonly Alongside[] = [],
+): Promise<ChargeRow | undefined> {
+  return updateChargeWhere(db, env, { id, status }, patch, alongside);
 }
 
-async function updateChargeWhere(db: Knex, env: Environment, where: { id: string; status?: ChargeStatus }, patch: ChargePatch): Promise<ChargeRow | undefined> {
+async function updateChargeWhere(
+  db: Knex, env: Environment, where: { id: string; status?: ChargeStatus }, patch: ChargePatch, alongside: readonly Alongside[],
+): Promise<ChargeRow | undefined> {
   const { exchanges, details, performance, ...rest } = patch;
-  const [row]: ChargeRow[] = await chargesTable(db, env).where(where).update({
+  const update = chargesTable(db, env).where(where).update({
     ...rest,
     ...(details ? { details: json(details) } : {}),
     ...(performance ? { performance: json(performance) } : {}),
     ...(exchanges ? { exchanges: db.raw('exchanges || ?::jsonb', [json(exchanges)]) } : {}),
     updated_at: new Date(),
   }).returning('*');
+  const [row]: ChargeRow[] = await withAlongside(update, alongside);
   return row;
 }
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
-import { cardForAuthorization, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
+import { cardForAuthorization, cvcWipe, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
 import { findCharge, findPayment, insertCharge, updateCharge, type ChargeRow } from '../../db/payments';
 import {
   firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
@@ -156,7 +156,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     // the check its plan made a moment ago in this same activity, against the row it wrote, stands.
     const card = written?.card ? cardForAuthorization(vault, written.card) : await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
     if (!card) {
-      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, [], undefined, undefined, charge);
+      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, [], { written: charge });
     }
     const threeDSecure = await threeDSecureOf(args);
     const authorization = await withHeartbeat(provider.adapter.authorize({
@@ -172,10 +172,17 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       notificationUrl: providerWebhookUrl(deps.config.publicUrl, args.candidate.providerConfigId),
       ...(threeDSecure ? { threeDSecure } : {}),
     }));
-    // Sent once, never kept: the CVC goes as soon as the processor has had it (a saved card has none left).
-    if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
-    const { exchanges, captured } = await withAutoCapture(args, authorization, provider, payment.currency);
-    return applyOutcome(db, args, authorization.outcome, exchanges, captured, card.network, charge);
+    // Sent once, never kept: the CVC goes as soon as the processor has answered, in the statement that
+    // records its answer (a saved card has none left) — or on its own if that is not reached now.
+    let auto: Awaited<ReturnType<typeof withAutoCapture>>;
+    try {
+      auto = await withAutoCapture(args, authorization, provider, payment.currency);
+    } catch (err) {
+      if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
+      throw err;
+    }
+    const alongside = card.cvc ? [cvcWipe(db, env, args.paymentMethodId)] : [];
+    return applyOutcome(db, args, authorization.outcome, auto.exchanges, { captured: auto.captured, cardNetwork: card.network, written: charge, alongside });
   };
 
   return {
@@ -199,7 +206,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (stored) {
         const notified = notifiedAuthorization(args, stored, provider);
         const { exchanges, captured } = await withAutoCapture(args, notified, provider, charge.currency);
-        return { ...(await applyOutcome(db, args, notified.outcome, exchanges, captured)), pending: false };
+        return { ...(await applyOutcome(db, args, notified.outcome, exchanges, { captured })), pending: false };
       }
       const status = await withHeartbeat(provider.adapter.getStatus({ credentials: provider.credentials, idempotencyKey: args.chargeId }));
       if (status.lookup === 'failed') {
@@ -214,7 +221,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
         return { ...result, pending: false };
       }
       const { exchanges, captured } = await withAutoCapture(args, status, provider, charge.currency);
-      const result = await applyOutcome(db, args, status.outcome, exchanges, captured);
+      const result = await applyOutcome(db, args, status.outcome, exchanges, { captured });
       return { ...result, pending: false };
     },
   };

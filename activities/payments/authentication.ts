@@ -37,7 +37,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       await updateCharge(db, args.environment, args.chargeId, { authentication_sealed: vault.encryptJson(ended.authentication) });
     }
     const { exchanges, captured } = await withAutoCapture(args, ended, provider, currency);
-    const result = await applyOutcome(db, args, ended.outcome, exchanges, captured);
+    const result = await applyOutcome(db, args, ended.outcome, exchanges, { captured });
     const charge = await findCharge(db, args.environment, args.chargeId);
     return { ...result, ...(charge?.authentication_sealed ? { authenticated: true } : {}) };
   }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Alongside } from '../../db/knex';
 import { paymentTransitions } from '../metrics';
 import { appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { cardDisplay, singleUseCardsErasure } from '../../db/payment-methods';
@@ -155,27 +156,42 @@ function chargePatch(next: Transition, current: ChargeRow, exchanges: ProviderEx
   };
 }
 
+/** What else applyOutcome is given about the outcome it records. */
+export interface RecordOptions {
+  /** The capture that followed an approval (a payment that captures at once). */
+  captured?: ProviderOutcome;
+  /** The charged card's network, when the caller has the card at hand (else read for the health count). */
+  cardNetwork?: string;
+  /**
+   * The charge as the caller's attempt just wrote it (CREATED): the transition is computed from it and
+   * the charge updated only while it is still CREATED, without locking and reading it first; when an
+   * outcome was recorded meanwhile (a retry of the same attempt beside it), the charge is locked and the
+   * transition computed from it, as without.
+   */
+  written?: ChargeRow;
+  /** Other stores' statements to run with the charge's update (db/knex.ts's Alongside): the CVC's wipe. */
+  alongside?: readonly Alongside[];
+}
+
 /**
  * Records what a provider said about a charge, and what it means for the payment, in one
  * transaction: charge status, amounts, exchanges and duration; payment status; the events; the
- * provider config's health (by the charged card's network: `cardNetwork` when the caller has the
- * card at hand, else read). `written`: the charge as the caller's attempt just wrote it (CREATED); the
- * transition is then computed from it and the charge updated only while it is still CREATED, without
- * locking it first (one statement fewer); when an outcome was recorded meanwhile (a retry of the same
- * attempt running beside it), the charge is locked and the transition computed from it, as without.
+ * provider config's health (by the charged card's network).
  */
 export async function applyOutcome(
-  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], captured?: ProviderOutcome, cardNetwork?: string,
-  written?: ChargeRow,
+  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], options: RecordOptions = {},
 ): Promise<AttemptResult> {
   const env = args.environment;
+  const { captured, cardNetwork, written, alongside = [] } = options;
   let entered: string | undefined;
   const result = await db.transaction(async (trx) => {
     // The transition from `from`, and the charge it leaves; undefined when `from` is no longer the row.
     const record = async (from: ChargeRow, unlocked: boolean) => {
       const next = transition(args, outcome, from, captured);
       const patch = chargePatch(next, from, exchanges);
-      const charge = unlocked ? await updateChargeIn(trx, env, args.chargeId, from.status, patch) : await updateCharge(trx, env, args.chargeId, patch);
+      const charge = unlocked
+        ? await updateChargeIn(trx, env, args.chargeId, from.status, patch, alongside)
+        : await updateCharge(trx, env, args.chargeId, patch, alongside);
       return charge && { current: from, next, charge };
     };
     const locked = async () => {

@@ -41,7 +41,7 @@ async function history(paymentId: string) {
 }
 
 describe('creating and confirming in one request', () => {
-  it('writes an approved create-and-confirm in 14 statements: the outcome\'s transaction of five, eight on their own, and the answer\'s prepared read', async () => {
+  it('writes an approved create-and-confirm in 13 statements: the outcome\'s transaction of five, seven on their own, and the answer\'s prepared read', async () => {
     // Every statement knex sends (the prepared read goes around it), grouped by transaction.
     const seen: { sql: string; tx?: string }[] = [];
     const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
@@ -55,14 +55,15 @@ describe('creating and confirming in one request', () => {
     const transactions = [...new Set(payments.map((q) => q.tx).filter(Boolean))].map((tx) => seen.filter((q) => q.tx === tx).map((q) => q.sql));
     const alone = payments.filter((q) => !q.tx).map((q) => q.sql);
     // The outcome's: BEGIN, the charge's update (while still CREATED, as the attempt wrote it: not locked
-    // and read first), the payment's with the card's erasure, the events with the health count, COMMIT.
+    // and read first) with the CVC's wipe, the payment's with the card's erasure, the events with the
+    // health count, COMMIT.
     expect(transactions.map((t) => t.length)).toEqual([5]);
-    expect(transactions[0][1]).toMatch(/^update "live"."charges" set .* where "id" = \$\d+ and "status" = \$\d+ returning \*$/s);
+    expect(transactions[0][1]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods" set "cvc_encrypted" = .*\) update "live"."charges" set .* where "id" = \$\d+ and "status" = \$\d+ returning \*$/s);
     expect(transactions[0][2]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods".*\) update "live"."payments"/s);
     expect(transactions[0].find((sql) => sql.includes('provider_health'))).toMatch(/^with "alongside_0" as \(\s*INSERT INTO "live"."provider_health".*\) insert into "live"."events"/s);
     // The API's card and the answer's charges; the worker's card, routing inputs, the row with its plan
-    // and both events (one statement, no transaction), config, charge row and CVC wipe.
-    expect(alone).toHaveLength(8);
+    // and both events (one statement, no transaction), config and charge row.
+    expect(alone).toHaveLength(7);
     const written = alone.filter((sql) => sql.includes('insert into "live"."payments"'));
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(/^with "alongside_0" as \(insert into "live"."payments".*returning "id"\), "alongside_1" as \(insert into "live"."routing_plans".*\) insert into "live"."events"/s);
@@ -206,8 +207,10 @@ describe('creating and confirming in one request', () => {
     const customer = await newCustomer(stack, f.merchant);
     const named = await createConfirmed(f.merchant, { customer_id: customer, payment_method: card(CARDS.visa), save_payment_method: true });
     expect(named.status, JSON.stringify(named.body)).toBe(201);
-    expect(await stack.db('live.payment_methods').where({ id: named.body.data.payment_method_id }).first())
-      .toMatchObject({ customer_id: customer, payment_id: null });
+    // Saved for later charges, but its CVC went with the attempt's outcome: held only until the first authorization.
+    const saved = await stack.db('live.payment_methods').where({ id: named.body.data.payment_method_id }).first();
+    expect(saved).toMatchObject({ customer_id: customer, payment_id: null, cvc_encrypted: null });
+    expect(saved.pan_encrypted).toMatch(/^v1\./);
 
     const guest = await createConfirmed(f.merchant, { customer: { name: 'Guest', email: 'g@example.com' }, payment_method: card(CARDS.visa), save_payment_method: true });
     expect(guest.status, JSON.stringify(guest.body)).toBe(201);
@@ -216,7 +219,7 @@ describe('creating and confirming in one request', () => {
     expect(guestId).toBe(`cus_${guest.body.data.id.slice(4)}`);
     expect(await stack.db('live.customers').where({ id: guestId }).first()).toMatchObject({ is_guest: true, name: 'Guest', email: 'g@example.com' });
     const pm = await stack.db('live.payment_methods').where({ id: guest.body.data.payment_method_id }).first();
-    expect(pm).toMatchObject({ customer_id: guestId, payment_id: null });
+    expect(pm).toMatchObject({ customer_id: guestId, payment_id: null, cvc_encrypted: null });
     expect(pm.pan_encrypted).not.toBe('');
   });
 

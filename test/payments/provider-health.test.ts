@@ -227,7 +227,7 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
     const written = await charges().where({ id: first.args.chargeId }).first();
     await applyOutcome(stack.db, first.args, { kind: 'approved', providerReference: 'ref_w', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 }, [
       exchange({ duration_ms: 30 }),
-    ], undefined, 'MASTERCARD', written);
+    ], { cardNetwork: 'MASTERCARD', written });
     expect(await charges().where({ id: first.args.chargeId }).first()).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 30, provider_calls: 1 } });
     expect(counts(await healthOf(first.configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
 
@@ -241,7 +241,7 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
     ]);
     await applyOutcome(stack.db, stale.args, { kind: 'approved', providerReference: 'ref_s', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 }, [
       exchange({ request: { method: 'NOTIFICATION', path: 'AUTHORISATION' }, duration_ms: 0 }),
-    ], undefined, undefined, writtenStale);
+    ], { written: writtenStale });
     expect(await charges().where({ id: stale.args.chargeId }).first()).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 50, provider_calls: 2 } });
     expect(counts(await healthOf(stale.configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
     expect(await stack.db(envTable('production', 'payments')).where({ id: stale.args.paymentId }).first()).toMatchObject({ status: 'AUTHORIZED', next_action: null });
@@ -251,7 +251,7 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
     const twice = await seeded();
     const writtenTwice = await charges().where({ id: twice.args.chargeId }).first();
     const approved = { kind: 'approved', providerReference: 'ref_t', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 } as const;
-    await Promise.all([0, 1].map(() => applyOutcome(stack.db, twice.args, approved, [exchange({ duration_ms: 20 })], undefined, 'MASTERCARD', writtenTwice)));
+    await Promise.all([0, 1].map(() => applyOutcome(stack.db, twice.args, approved, [exchange({ duration_ms: 20 })], { cardNetwork: 'MASTERCARD', written: writtenTwice })));
     const after = await charges().where({ id: twice.args.chargeId }).first();
     expect(after).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 40, provider_calls: 2 } });
     expect(after.exchanges).toHaveLength(2);
