@@ -2,7 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
-import { withAlongside, type Alongside } from './knex';
+import { insertWithFirst, withAlongside, type Alongside } from './knex';
 import { enabledEndpointQuery, hasEnabledEndpoint } from './webhooks';
 
 /**
@@ -99,12 +99,8 @@ export async function appendEventsOfWrite(
   db: Knex, env: Environment, accountId: string, records: EventRecord[], write: Alongside, alongside: readonly Alongside[] = [],
 ): Promise<string[] | undefined> {
   if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
-  const table = envTable(env, 'events');
   const rows = eventRows(records, (data) => data);
-  const columns = Object.keys(rows[0]);
-  // The rows as one JSON value, typed by the table's own row type: one parameter however many events.
-  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from "alongside_0")', [columns, table, JSON.stringify(rows)]);
-  const insert = db.into(db.raw('?? (??)', [table, columns])).insert(selected)
+  const insert = insertWithFirst(db, envTable(env, 'events'), rows)
     .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)]));
   const [first] = await withAlongside(insert, [write, ...alongside]) as { publish: boolean }[];
   if (!first) return undefined;

@@ -74,6 +74,19 @@ export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: 
   return query;
 }
 
+/**
+ * An insert of `rows` into `table` that writes only if the statement it runs in wrote with its first CTE
+ * (`alongside_0`, see withAlongside): for rows that go in with another store's write of what they belong
+ * to and never without it — a retry whose first write finds its row written writes none of them either.
+ * The rows go as one JSON value typed by the table's own row type (one parameter however many rows);
+ * columns left out take their defaults.
+ */
+export function insertWithFirst(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Knex.QueryBuilder {
+  const columns = Object.keys(rows[0]);
+  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from "alongside_0")', [columns, table, JSON.stringify(rows)]);
+  return db.into(db.raw('?? (??)', [table, columns])).insert(selected);
+}
+
 export function createDb(url: string, pool: { min?: number; max?: number } = {}): Db {
   return knex({
     client: 'pg',

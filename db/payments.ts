@@ -2,7 +2,7 @@ import { keysetPage, type Cursor, type KeysetPage } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
-import { runPrepared, TIMESTAMPS_AS_ISO, withAlongside, type Alongside, type AsAnswered, type PreparedStatement } from './knex';
+import { insertWithFirst, runPrepared, TIMESTAMPS_AS_ISO, withAlongside, type Alongside, type AsAnswered, type PreparedStatement } from './knex';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -301,6 +301,28 @@ export async function insertCharge(db: Knex, env: Environment, charge: NewCharge
     ...charge, status: 'CREATED', security: json(charge.security), payment_provider_config_snapshot: json(charge.payment_provider_config_snapshot),
   }).onConflict('id').ignore().returning('*');
   return row;
+}
+
+/** A charge as an attempt knows it without reading it: every column but its timestamps, which are Postgres's. */
+export type ChargeState = Omit<ChargeRow, 'created_at' | 'updated_at'>;
+
+/** A new charge's row as its insert writes it: CREATED, the table's defaults filled in (timestamps aside). */
+export function newChargeState(charge: NewCharge): ChargeState {
+  return {
+    ...charge,
+    status: 'CREATED', authorized_amount: 0, captured_amount: 0, refunded_amount: 0, pending_refund_amount: 0,
+    transaction: {}, details: {}, metadata: {}, exchanges: [], performance: {}, routing_origin: 'MERCHANT_DIRECT',
+    decline_code: null, provider_reference: null, authentication_sealed: null, return_params_sealed: null,
+  };
+}
+
+/**
+ * The insert of `charge` (newChargeState's) to run with its payment's insert, unrun: written only if the
+ * payment's row is (insertWithFirst, db/knex.ts), so a create retried after its plan changed never writes
+ * the charge of a plan that was not stored.
+ */
+export function chargeInsertWithPayment(db: Knex, env: Environment, charge: ChargeState): Knex.QueryBuilder {
+  return insertWithFirst(db, envTable(env, 'charges'), [charge]);
 }
 
 export interface ChargePatch {

@@ -2,7 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
 import { cardForAuthorization, cvcWipe, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
-import { findCharge, findPayment, insertCharge, updateCharge, type ChargeRow } from '../../db/payments';
+import {
+  chargeInsertWithPayment, findCharge, findPayment, insertCharge, newChargeState, updateCharge, type ChargeState, type NewCharge, type PaymentRow,
+} from '../../db/payments';
+import type { Alongside } from '../../db/knex';
 import {
   firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
   type ReconcileResult,
@@ -61,20 +64,34 @@ export function notifiedAuthorization(args: AttemptArgs, notification: ProviderE
 }
 
 /**
- * A create that carries a confirm (PaymentInput.authorizeWithRow): the row and its plan (one
- * transaction), then the plan's first attempt, in one local activity — the workflow takes one activation
- * and one local activity fewer per payment. Idempotent as its parts are: a retry finds the row and the
- * plan, and the charge row (answered from it once recorded, else sent again under the same idempotency
- * key). An attempt that fails for good (its provider config deleted meanwhile) is left out of the answer:
- * the walk makes it again as its own activity, and ends as it always did on such a failure.
+ * A create that carries a confirm (PaymentInput.authorizeWithRow): the row, its plan and the plan's first
+ * charge (one statement), then the first attempt, in one local activity — the workflow takes one
+ * activation and one local activity fewer per payment. Idempotent as its parts are: a retry finds the row
+ * and the plan, and the charge row (answered from it once recorded, else sent again under the same
+ * idempotency key). An attempt that fails for good (its provider config deleted meanwhile) is left out of
+ * the answer: the walk makes it again as its own activity, and ends as it always did on such a failure.
  */
-export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Authorize): PaymentActivities['createPaymentPlanAndAuthorize'] {
+export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Authorize, prepare: PrepareCharge): PaymentActivities['createPaymentPlanAndAuthorize'] {
   return async ({ attempt, ...args }) => {
-    const { plan, written } = await createAndPlan(args);
+    let first: FirstCharge | undefined;
+    const { plan, written } = await createAndPlan(args, async (planned, row) => {
+      const candidate = planned.candidates[0];
+      if (!candidate) return [];
+      try {
+        const prepared = await prepare(firstAttemptOf(attempt, { ...planned, eventIds: [] }, candidate), row);
+        first = prepared.first;
+        return [prepared.insert];
+      } catch (err) {
+        // Its config is gone: the row and plan go in without the charge, and the attempt fails below.
+        if (err instanceof ApplicationFailure && err.nonRetryable) return [];
+        throw err;
+      }
+    });
     const candidate = plan.candidates[0];
     if (!candidate) return plan;
     try {
-      return { ...plan, first: await authorize(firstAttemptOf(attempt, plan, candidate), written) };
+      // The charge went in with the row only when the row did (`written`): a retry's is read.
+      return { ...plan, first: await authorize(firstAttemptOf(attempt, plan, candidate), written && { ...written, first }) };
     } catch (err) {
       if (err instanceof ApplicationFailure && err.nonRetryable) return plan;
       throw err;
@@ -82,15 +99,47 @@ export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Aut
   };
 }
 
+/** A first attempt's provider, opened, and its charge as written with the payment's row. */
+export interface FirstCharge { provider: OpenProvider; charge: ChargeState }
+
+/** Opens an attempt's provider and builds its charge's insert, to run with the payment's (chargeInsertWithPayment). */
+export type PrepareCharge = (args: AttemptArgs, payment: PaymentRow) => Promise<{ first: FirstCharge; insert: Alongside }>;
+
 /**
  * One attempt; `written` is what the same activity just wrote and found with the plan (the payment row
- * as it left it, the card it checked against that row): then no charge of the payment can exist yet, and
- * none of them is read again.
+ * as it left it, the card it checked against that row, and the attempt's charge with its provider when
+ * it went in with the row): then no charge of the payment can exist but that one, and none of them is
+ * read again.
  */
-export type Authorize = (args: AttemptArgs, written?: Written) => Promise<AttemptResult>;
+export type Authorize = (args: AttemptArgs, written?: Written & { first?: FirstCharge }) => Promise<AttemptResult>;
+
+/** An attempt's charge row, before it is written. */
+function newCharge(args: AttemptArgs, payment: PaymentRow, provider: OpenProvider): NewCharge {
+  return {
+    id: args.chargeId,
+    payment_id: args.paymentId,
+    payment_method_id: args.paymentMethodId,
+    customer_id: payment.customer_id,
+    account_id: args.accountId,
+    amount: payment.amount,
+    currency: payment.currency,
+    installments: payment.installments,
+    attempt_no: args.attemptNo,
+    routing_plan_id: args.routingPlanId,
+    payment_provider_id: args.candidate.providerId,
+    payment_provider_config_id: args.candidate.providerConfigId,
+    payment_provider_method_id: args.candidate.methodId,
+    security: { secure_mode: payment.secure_mode },
+    payment_provider_config_snapshot: {
+      id: provider.config.id, name: provider.config.name, payment_provider_id: provider.config.payment_provider_id,
+      provider: { name: provider.provider.name, identifier: provider.provider.identifier },
+      merchant_capabilities: provider.config.merchant_capabilities ?? {},
+    },
+  };
+}
 
 /** The attempt activities: a charge at the provider, and the reconciliation of one whose outcome is unknown. */
-export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> & { authorize: Authorize } {
+export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> & { authorize: Authorize; prepareCharge: PrepareCharge } {
   const { db, vault } = deps;
 
   /** What the attempt asks of 3-D Secure: a challenge (step-up), and an earlier charge's authentication passed on. */
@@ -116,35 +165,15 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
     // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
     if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
-    const provider = await openProvider(deps, env, args.candidate.providerConfigId);
+    const provider = written?.first?.provider ?? await openProvider(deps, env, args.candidate.providerConfigId);
     // The charge as this attempt writes it (undefined when an earlier try wrote it): its outcome is
     // recorded from it without reading it again.
-    let charge: ChargeRow | undefined;
-    if (!existing) {
+    let charge: ChargeState | undefined = written?.first?.charge;
+    if (!existing && !charge) {
       // A plan starts at its first candidate: only a later one moves its index (with the charge, atomically).
       const index = args.candidateIndex ?? args.attemptNo - 1;
       const write = async (q: Knex) => {
-        charge = await insertCharge(q, env, {
-          id: args.chargeId,
-          payment_id: args.paymentId,
-          payment_method_id: args.paymentMethodId,
-          customer_id: payment.customer_id,
-          account_id: args.accountId,
-          amount: payment.amount,
-          currency: payment.currency,
-          installments: payment.installments,
-          attempt_no: args.attemptNo,
-          routing_plan_id: args.routingPlanId,
-          payment_provider_id: args.candidate.providerId,
-          payment_provider_config_id: args.candidate.providerConfigId,
-          payment_provider_method_id: args.candidate.methodId,
-          security: { secure_mode: payment.secure_mode },
-          payment_provider_config_snapshot: {
-            id: provider.config.id, name: provider.config.name, payment_provider_id: provider.config.payment_provider_id,
-            provider: { name: provider.provider.name, identifier: provider.provider.identifier },
-            merchant_capabilities: provider.config.merchant_capabilities ?? {},
-          },
-        });
+        charge = await insertCharge(q, env, newCharge(args, payment, provider));
         if (index > 0) await setRoutingPlanIndex(q, env, args.routingPlanId, index);
       };
       await (index > 0 ? db.transaction(write) : write(db));
@@ -187,6 +216,11 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
 
   return {
     authorize,
+    async prepareCharge(args, payment) {
+      const provider = await openProvider(deps, args.environment, args.candidate.providerConfigId);
+      const charge = newChargeState(newCharge(args, payment, provider));
+      return { first: { provider, charge }, insert: chargeInsertWithPayment(db, args.environment, charge) };
+    },
     authorizeCharge: (args: AttemptArgs) => authorize(args),
 
     /**

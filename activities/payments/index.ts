@@ -13,11 +13,11 @@ export type { PaymentActivityDeps };
  */
 export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities {
   const { createPaymentAndPlan, ...records } = recordActivities(deps);
-  const { authorize, ...attempts } = attemptActivities(deps);
+  const { authorize, prepareCharge, ...attempts } = attemptActivities(deps);
   return {
     ...records,
     ...attempts,
-    createPaymentPlanAndAuthorize: firstAttemptWithRow(createPaymentAndPlan, authorize),
+    createPaymentPlanAndAuthorize: firstAttemptWithRow(createPaymentAndPlan, authorize, prepareCharge),
     ...commandActivities(deps),
     ...authenticationActivities(deps),
   } satisfies PaymentActivities;

@@ -4,7 +4,7 @@ import { paymentTransitions } from '../metrics';
 import { appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
 import { cardDisplay, singleUseCardsErasure } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
-import { ChargePatch, ChargeRow, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updateChargeIn, updatePayment } from '../../db/payments';
+import { ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updateChargeIn, updatePayment } from '../../db/payments';
 import { healthUpsert, type HealthSample } from '../../db/provider-health';
 import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
@@ -34,7 +34,7 @@ interface Transition {
   paymentEvent?: string;
 }
 
-function transition(args: AttemptArgs, outcome: ProviderOutcome, current: ChargeRow, captured?: ProviderOutcome): Transition {
+function transition(args: AttemptArgs, outcome: ProviderOutcome, current: ChargeState, captured?: ProviderOutcome): Transition {
   switch (outcome.kind) {
     case 'approved': {
       const capturedOutcome = captured?.kind === 'approved' ? captured : undefined;
@@ -124,7 +124,7 @@ function authorizeLatency(exchanges: ProviderExchange[]): number | null {
  * adds its class only.
  */
 async function healthSample(
-  trx: Knex.Transaction, env: Environment, charge: ChargeRow, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
+  trx: Knex.Transaction, env: Environment, charge: ChargeState, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
 ): Promise<HealthSample | undefined> {
   // Refused before any call: nothing happened at the provider.
   if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return undefined;
@@ -143,7 +143,7 @@ async function healthSample(
 }
 
 /** The charge's side of a transition from `current`: its patch, with the exchanges and their time added. */
-function chargePatch(next: Transition, current: ChargeRow, exchanges: ProviderExchange[]): ChargePatch {
+function chargePatch(next: Transition, current: ChargeState, exchanges: ProviderExchange[]): ChargePatch {
   const performance = current.performance ?? {};
   return {
     ...next.charge,
@@ -168,7 +168,7 @@ export interface RecordOptions {
    * outcome was recorded meanwhile (a retry of the same attempt beside it), the charge is locked and the
    * transition computed from it, as without.
    */
-  written?: ChargeRow;
+  written?: ChargeState;
   /** Other stores' statements to run with the charge's update (db/knex.ts's Alongside): the CVC's wipe. */
   alongside?: readonly Alongside[];
 }
@@ -186,7 +186,7 @@ export async function applyOutcome(
   let entered: string | undefined;
   const result = await db.transaction(async (trx) => {
     // The transition from `from`, and the charge it leaves; undefined when `from` is no longer the row.
-    const record = async (from: ChargeRow, unlocked: boolean) => {
+    const record = async (from: ChargeState, unlocked: boolean) => {
       const next = transition(args, outcome, from, captured);
       const patch = chargePatch(next, from, exchanges);
       const charge = unlocked

@@ -40,7 +40,13 @@ function isPlannedCandidate(value: unknown): value is PlannedCandidate {
  * The row and its plan in one transaction; `written` is what this call wrote and found (absent when an
  * earlier try wrote the row: its plan is then found, not made).
  */
-export type CreateAndPlan = (args: CreateAndPlanArgs) => Promise<{ plan: PlanResult; written?: Written }>;
+export type CreateAndPlan = (args: CreateAndPlanArgs, withRow?: WithRow) => Promise<{ plan: PlanResult; written?: Written }>;
+
+/**
+ * Other stores' writes to go in with a create's row and its plan, made from them (the plan's first
+ * charge): run in the same statement, and written only if the row is (db/knex.ts's insertWithFirst).
+ */
+export type WithRow = (planned: Pick<PlanResult, 'routingPlanId' | 'candidates'>, row: PaymentRow) => Promise<Alongside[]>;
 
 /** What a create-and-plan wrote and found: the payment row as it left it, and the card it found usable for it. */
 export interface Written { payment: PaymentRow; card: PaymentMethodRow | undefined }
@@ -230,7 +236,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     if (input.guestCustomer) await insertGuestCustomer(db, input.environment, input.accountId, input.guestCustomer);
   }
 
-  async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs): ReturnType<CreateAndPlan> {
+  async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs, withRow?: WithRow): ReturnType<CreateAndPlan> {
     const env = input.environment;
     await writeGuestCustomer(input);
     // Planned from the row about to be written, which is then written once, as the plan leaves it: the
@@ -242,8 +248,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     const row = newPaymentRow(payment, plannedPatch(args, payment, planned), new Date());
     const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
     // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
+    const also = withRow ? await withRow({ routingPlanId: args.routingPlanId, candidates: planned.planned }, row) : [];
     const eventIds = await appendEventsOfWrite(
-      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), planStatements(db, args, planned),
+      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned), ...also],
     );
     // The row was there already: written with its plan by an earlier try (which finds that plan).
     if (!eventIds) return { plan: await planRoute(args) };

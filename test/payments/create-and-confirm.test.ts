@@ -5,6 +5,9 @@ import {
 } from '../support/payments';
 import { eventually } from '../support/worker-process';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { appendEventsOfWrite } from '../../db/events';
+import { chargeInsertWithPayment, newChargeState, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
+import { newId } from '../../lib/ids';
 
 /**
  * `POST /payments` with `confirm: true`: one request, one update-with-start whose `create` update carries
@@ -41,7 +44,7 @@ async function history(paymentId: string) {
 }
 
 describe('creating and confirming in one request', () => {
-  it('writes an approved create-and-confirm in 13 statements: the outcome\'s transaction of five, seven on their own, and the answer\'s prepared read', async () => {
+  it('writes an approved create-and-confirm in 12 statements: the outcome\'s transaction of five, six on their own, and the answer\'s prepared read', async () => {
     // Every statement knex sends (the prepared read goes around it), grouped by transaction.
     const seen: { sql: string; tx?: string }[] = [];
     const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
@@ -61,12 +64,17 @@ describe('creating and confirming in one request', () => {
     expect(transactions[0][1]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods" set "cvc_encrypted" = .*\) update "live"."charges" set .* where "id" = \$\d+ and "status" = \$\d+ returning \*$/s);
     expect(transactions[0][2]).toMatch(/^with "alongside_0" as \(update "live"."payment_methods".*\) update "live"."payments"/s);
     expect(transactions[0].find((sql) => sql.includes('provider_health'))).toMatch(/^with "alongside_0" as \(\s*INSERT INTO "live"."provider_health".*\) insert into "live"."events"/s);
-    // The API's card and the answer's charges; the worker's card, routing inputs, the row with its plan
-    // and both events (one statement, no transaction), config and charge row.
-    expect(alone).toHaveLength(7);
+    // The API's card and the answer's charges; the worker's card, routing inputs, config, and the row
+    // with its plan, its first charge and both events (one statement, no transaction).
+    expect(alone).toHaveLength(6);
     const written = alone.filter((sql) => sql.includes('insert into "live"."payments"'));
     expect(written).toHaveLength(1);
-    expect(written[0]).toMatch(/^with "alongside_0" as \(insert into "live"."payments".*returning "id"\), "alongside_1" as \(insert into "live"."routing_plans".*\) insert into "live"."events"/s);
+    expect(written[0]).toMatch(new RegExp([
+      '^with "alongside_0" as \\(insert into "live"."payments".*returning "id"\\)',
+      ', "alongside_1" as \\(insert into "live"."routing_plans".*\\)',
+      ', "alongside_2" as \\(insert into "live"."charges" .* where exists \\(select 1 from "alongside_0"\\)\\)',
+      ' insert into "live"."events" .* where exists \\(select 1 from "alongside_0"\\)',
+    ].join(''), 's'));
   });
 
   it('knows the row it writes: the payment as the create-and-confirm wrote it is the row Postgres holds', async () => {
@@ -85,6 +93,34 @@ describe('creating and confirming in one request', () => {
     expect(Object.keys(processing).length).toBeGreaterThan(15);
     expect(without(processing)).toEqual(without(read));
     expect(processing).toMatchObject({ status: 'PROCESSING', amount_capturable: 0, updated_at: read.created_at });
+  });
+
+  it('writes a create\'s charge and events with its row only: a retry that finds the row written writes neither', async () => {
+    const write = (payment: PaymentRow) => {
+      const charge = newChargeState({
+        id: newId('ch'), payment_id: payment.id, payment_method_id: null, customer_id: null, account_id: payment.account_id, amount: payment.amount,
+        currency: payment.currency, installments: 1, attempt_no: 1, routing_plan_id: null, payment_provider_id: null,
+        payment_provider_config_id: f.primary.id, payment_provider_method_id: null, security: { secure_mode: 'NONE' }, payment_provider_config_snapshot: { id: f.primary.id },
+      });
+      const event = { event: 'payment_intent.created', accountId: payment.account_id, paymentId: payment.id, data: { object: { id: payment.id } } };
+      return { charge, written: appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [chargeInsertWithPayment(stack.db, 'production', charge)]) };
+    };
+    const payment = newPaymentRow({
+      id: newId('pay'), account_id: f.merchant.account.id, customer_id: null, checkout_session_id: null, amount: 700, currency: 'EUR', auto_capture: true,
+      secure_mode: 'NONE', installments: 1, routing: {}, metadata: { k: 'v' },
+    }, { status: 'PROCESSING' }, new Date());
+    const first = write(payment);
+    expect(await first.written).toEqual([]);
+    const charges = () => stack.db('live.charges').where({ payment_id: payment.id });
+    const events = () => stack.db('live.events').where({ payment_id: payment.id });
+    expect(await charges()).toMatchObject([{ id: first.charge.id, status: 'CREATED', amount: 700, payment_provider_config_snapshot: { id: f.primary.id } }]);
+    expect(await events()).toHaveLength(1);
+    // The retry planned otherwise (another charge): the row is there, so nothing else goes in.
+    const retry = write({ ...payment, amount: 800 });
+    expect(await retry.written).toBeUndefined();
+    expect((await charges()).map((c: { id: string }) => c.id)).toEqual([first.charge.id]);
+    expect(await events()).toHaveLength(1);
+    expect(await stack.db('live.payments').where({ id: payment.id }).first()).toMatchObject({ amount: 700, status: 'PROCESSING', metadata: { k: 'v' } });
   });
 
   it('approves an inline card: 201 SUCCEEDED with its one charge, after one update-with-start', async () => {
