@@ -29,7 +29,7 @@ import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing
  * run and the median of each number to bench/results/latest.json (docs/performance.md#scenarios).
  * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_SCENARIOS (default
  * read,payment,webhooks,memory,list,overhead; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
- * (sequential payments per run, default 60; c16 runs twice as many), BENCH_SECONDS (read duration per
+ * (sequential payments per run, default 60; c16 runs four times as many), BENCH_SECONDS (read duration per
  * run, default 6), BENCH_WEBHOOK_EVENTS (per run, default 150), BENCH_OPEN_PAYMENTS (default 10,000),
  * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts), BENCH_NODE_ARGS (node flags for the
  * processes it starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -40,6 +40,8 @@ const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 60);
 const READ_SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 /** Each read run alternates its sides in this many slices (see readInTurns). */
 const READ_SLICES = 3;
+/** Each payment run alternates its sides in this many slices (the c16 runs: PAYMENTS × 4 a side). */
+const PAYMENT_SLICES = 4;
 const CONCURRENCY = 16;
 const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 10_000);
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 150);
@@ -294,7 +296,8 @@ async function main(): Promise<void> {
         temporal: () => pidsNamed('temporal'), postgres: () => pidsNamed('postgres'), driver: () => [process.pid],
       };
       const floor = { worker: () => [floorWorker.pid!], temporal: ours.temporal, driver: ours.driver };
-      const cpuPerPayment = (processes: Record<string, () => number[]>, payments: number) => {
+      /** Each process's CPU (ms) from now on: call the answer to read it. */
+      const cpuSince = (processes: Record<string, () => number[]>) => {
         const cpuByPid = (pids: number[]) => new Map(pids.flatMap((pid) => {
           try {
             return [[pid, cpuMs(pid)] as const];
@@ -303,16 +306,28 @@ async function main(): Promise<void> {
           }
         }));
         const before = Object.fromEntries(Object.entries(processes).map(([name, pids]) => [name, cpuByPid(pids())]));
-        return () => {
-          const perPayment = Object.fromEntries(Object.entries(processes).map(([name, pids]) => {
-            let ms = 0;
-            for (const [pid, now] of cpuByPid(pids())) ms += now - (before[name].get(pid) ?? 0);
-            return [name, round(ms / payments)];
-          }));
-          return { ...perPayment, total: round(Object.values(perPayment).reduce((sum, ms) => sum + ms, 0)) };
-        };
+        return (): Record<string, number> => Object.fromEntries(Object.entries(processes).map(([name, pids]) => {
+          let ms = 0;
+          for (const [pid, now] of cpuByPid(pids())) ms += now - (before[name].get(pid) ?? 0);
+          return [name, ms];
+        }));
       };
-      for (const [name, concurrency, total] of [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 2]] as const) {
+      /** One side's share of a run: its payments' latencies, its time driving them, and each process's CPU. */
+      interface Side { latencies: number[]; elapsedMs: number; cpu: Record<string, number>; payments: number }
+      const newSide = (): Side => ({ latencies: [], elapsedMs: 0, cpu: {}, payments: 0 });
+      const slice = async (side: Side, processes: Record<string, () => number[]>, payments: number, concurrency: number, op: () => Promise<unknown>) => {
+        const cpu = cpuSince(processes);
+        const run = await drive(payments, concurrency, async () => { await op(); });
+        for (const [name, ms] of Object.entries(cpu())) side.cpu[name] = (side.cpu[name] ?? 0) + ms;
+        side.latencies.push(...run.latencies);
+        side.elapsedMs += run.elapsedMs;
+        side.payments += payments;
+      };
+      const perPayment = (side: Side) => {
+        const ms = Object.fromEntries(Object.entries(side.cpu).map(([name, total]) => [name, round(total / side.payments)]));
+        return { ...ms, total: round(Object.values(side.cpu).reduce((sum, total) => sum + total, 0) / side.payments) };
+      };
+      for (const [name, concurrency, total] of [['c1', 1, PAYMENTS], ['c16', CONCURRENCY, PAYMENTS * 4]] as const) {
         // Each side warmed at this concurrency first: the first run at 16 otherwise opened some twenty
         // Postgres connections (a backend started, its caches filled, each), which the floor has none of
         // and which steady traffic does not pay — the pools had reaped them, idle, during the runs at 1.
@@ -320,18 +335,20 @@ async function main(): Promise<void> {
         await drive(concurrency * 2, concurrency, async () => { await payOnce(); });
         await drive(concurrency * 2, concurrency, floorOnce);
         payment[name] = await repeat(`payments ${name}`, async () => {
-          const ourCpu = cpuPerPayment(ours, total);
-          const ourRun = await drive(total, concurrency, async () => { await payOnce(); });
-          const ourMs = ourCpu();
-          const floorCpu = cpuPerPayment(floor, total);
-          const floorRun = await drive(total, concurrency, floorOnce);
-          const floorMs = floorCpu();
-          const o = summarize(ourRun.latencies, ourRun.elapsedMs);
-          const fl = summarize(floorRun.latencies, floorRun.elapsedMs);
+          // The sides in turns, PAYMENT_SLICES slices each, the order reversed every other slice: this
+          // machine's speed moves within seconds, and one side's whole run after the other's read that as
+          // a difference between them (as the read's runs did; see readInTurns).
+          const [o, f] = [newSide(), newSide()];
+          const perSlice = Math.ceil(total / PAYMENT_SLICES);
+          for (let i = 0; i < PAYMENT_SLICES; i++) {
+            const turns = [() => slice(o, ours, perSlice, concurrency, payOnce), () => slice(f, floor, perSlice, concurrency, floorOnce)];
+            for (const turn of i % 2 ? turns.reverse() : turns) await turn();
+          }
+          const [ourRun, floorRun] = [summarize(o.latencies, o.elapsedMs), summarize(f.latencies, f.elapsedMs)];
           return {
-            ...o, floor_per_s: fl.per_s, floor_p50_ms: fl.p50_ms, floor_p99_ms: fl.p99_ms, ratio: round(o.per_s / fl.per_s),
-            ...Object.fromEntries(Object.entries(ourMs).map(([process, ms]) => [`cpu_ms_${process}`, ms])),
-            ...Object.fromEntries(Object.entries(floorMs).map(([process, ms]) => [`floor_cpu_ms_${process}`, ms])),
+            ...ourRun, floor_per_s: floorRun.per_s, floor_p50_ms: floorRun.p50_ms, floor_p99_ms: floorRun.p99_ms, ratio: round(ourRun.per_s / floorRun.per_s),
+            ...Object.fromEntries(Object.entries(perPayment(o)).map(([process, ms]) => [`cpu_ms_${process}`, ms])),
+            ...Object.fromEntries(Object.entries(perPayment(f)).map(([process, ms]) => [`floor_cpu_ms_${process}`, ms])),
           };
         });
       }
