@@ -87,6 +87,14 @@ export function insertWithFirst(db: Knex, table: string, rows: readonly Record<s
   return db.into(db.raw('?? (??)', [table, columns])).insert(selected);
 }
 
+/**
+ * `statement` (an update or a delete) restricted to a statement whose first CTE (`alongside_0`) wrote: as
+ * insertWithFirst, for another store's write that must not happen without it.
+ */
+export function onlyWithFirst(statement: Knex.QueryBuilder): Knex.QueryBuilder {
+  return statement.whereExists((first) => { void first.select(1).from('alongside_0'); });
+}
+
 export function createDb(url: string, pool: { min?: number; max?: number } = {}): Db {
   return knex({
     client: 'pg',

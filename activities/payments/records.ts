@@ -5,7 +5,7 @@ import { findUsableCard, singleUseCardsErasure, type CardUse, type PaymentMethod
 import { findPayment, newPaymentRow, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, routingPlanInsert } from '../../db/routing-plans';
-import type { Alongside } from '../../db/knex';
+import { onlyWithFirst, type Alongside } from '../../db/knex';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import type { Environment } from '../../db/environments';
@@ -37,8 +37,8 @@ function isPlannedCandidate(value: unknown): value is PlannedCandidate {
 }
 
 /**
- * The row and its plan in one transaction; `written` is what this call wrote and found (absent when an
- * earlier try wrote the row: its plan is then found, not made).
+ * The row, its plan and their events in one statement; `written` is what this call wrote and found
+ * (absent when an earlier try wrote the row: its plan is then found, not made).
  */
 export type CreateAndPlan = (args: CreateAndPlanArgs, withRow?: WithRow) => Promise<{ plan: PlanResult; written?: Written }>;
 
@@ -142,9 +142,11 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
    * The statements that store a confirm's plan, to run with the payment's write that moves it to
    * PROCESSING (or FAILED) with `plannedPatch` (Alongside, db/knex.ts): the plan, and when nothing can take
    * the payment, its single-use card used up (a confirm that ends here has used it, as one that ends
-   * after attempts has). Both are idempotent: a retry writes nothing twice.
+   * after attempts has). Both are idempotent: a retry writes nothing twice. `withRow`: they go in with
+   * the payment's insert (alongside_0), and the card is used up only if the row is written — a retry that
+   * finds the row keeps the plan its first try stored, whose candidates may still need the card.
    */
-  function planStatements(q: Knex, args: PlanArgs, planned: Planned): Alongside[] {
+  function planStatements(q: Knex, args: PlanArgs, planned: Planned, withRow = false): Alongside[] {
     const env = args.environment;
     const { hints, routingPlan } = planned;
     const plan = routingPlanInsert(q, env, {
@@ -156,7 +158,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       candidates: routingPlan.candidates,
       metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
-    return planned.planned.length ? [plan] : [plan, singleUseCardsErasure(q, env, args.paymentId, args.paymentMethodId)];
+    if (planned.planned.length) return [plan];
+    const erasure = singleUseCardsErasure(q, env, args.paymentId, args.paymentMethodId);
+    return [plan, withRow ? onlyWithFirst(erasure) : erasure];
   }
 
   /** The event that says how a confirm's plan left the payment `row`. */
@@ -216,10 +220,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     planRoute,
 
     /**
-     * A create that carries a confirm: the payment row, its plan and both events in one transaction,
-     * the plan made from the row just written. Idempotent: a retry finds the row and the plan written.
+     * A create that carries a confirm: the payment row, its plan and both events in one statement, the
+     * plan made from the row about to be written. Idempotent: a retry finds the row and the plan written.
      * The routing inputs are one statement (one snapshot: a rule or fee written meanwhile is seen whole
-     * or not at all), so the transaction needs no more than Postgres's default isolation.
+     * or not at all).
      */
     async createPaymentAndPlanRoute(args: CreateAndPlanArgs): Promise<PlanResult> {
       return (await createPaymentAndPlan(args)).plan;
@@ -250,7 +254,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
     const also = withRow ? await withRow({ routingPlanId: args.routingPlanId, candidates: planned.planned }, row) : [];
     const eventIds = await appendEventsOfWrite(
-      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned), ...also],
+      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also],
     );
     // The row was there already: written with its plan by an earlier try (which finds that plan).
     if (!eventIds) return { plan: await planRoute(args) };

@@ -8,6 +8,8 @@ import { paymentWorkflowId } from '../../workflows/payments/contract';
 import { appendEventsOfWrite } from '../../db/events';
 import { chargeInsertWithPayment, newChargeState, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
 import { newId } from '../../lib/ids';
+import { onlyWithFirst } from '../../db/knex';
+import { singleUseCardsErasure } from '../../db/payment-methods';
 
 /**
  * `POST /payments` with `confirm: true`: one request, one update-with-start whose `create` update carries
@@ -120,6 +122,13 @@ describe('creating and confirming in one request', () => {
     expect(await retry.written).toBeUndefined();
     expect((await charges()).map((c: { id: string }) => c.id)).toEqual([first.charge.id]);
     expect(await events()).toHaveLength(1);
+    // Nor is its card used up, as a retry whose plan found nothing eligible would: the stored plan may need it.
+    const card = { id: newId('pm'), account_id: payment.account_id, payment_id: payment.id, card_network: 'VISA', card_last4: '4242', pan_encrypted: 'v1.sealed' };
+    await stack.db('live.payment_methods').insert(card);
+    const event = { event: 'payment_intent.payment_failed', accountId: payment.account_id, paymentId: payment.id };
+    const erasure = onlyWithFirst(singleUseCardsErasure(stack.db, 'production', payment.id, card.id));
+    expect(await appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [erasure])).toBeUndefined();
+    expect(await stack.db('live.payment_methods').where({ id: card.id }).first()).toMatchObject({ pan_encrypted: 'v1.sealed' });
     expect(await stack.db('live.payments').where({ id: payment.id }).first()).toMatchObject({ amount: 700, status: 'PROCESSING', metadata: { k: 'v' } });
   });
 
