@@ -23,3 +23,17 @@ export function isoFromPostgresUtc(text: string): string | undefined {
   const fraction = match[3] === undefined ? '000' : `${match[3]}00`.slice(0, 3);
   return `${match[1]}T${match[2]}.${fraction}Z`;
 }
+
+/** A timestamptz as Postgres writes it in JSON in UTC: `2026-11-25T20:15:12.646+00:00`, the fraction optional. */
+const POSTGRES_JSON_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00:00$/;
+
+/**
+ * A timestamptz from Postgres's JSON (`row_to_json`) in the API's form: straight from its text when the
+ * session is in UTC, through a Date otherwise (another offset, which a Date reads exactly).
+ */
+export function isoFromJsonTimestamp(text: string): string {
+  const match = POSTGRES_JSON_UTC.exec(text);
+  if (!match) return new Date(text).toISOString();
+  const fraction = match[2] === undefined ? '000' : `${match[2]}00`.slice(0, 3);
+  return `${match[1]}.${fraction}Z`;
+}
