@@ -70,9 +70,12 @@ export type Alongside = Knex.QueryBuilder | Knex.Raw;
 
 /** `query` with `alongside` as its CTEs (see Alongside). */
 export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: readonly Alongside[]): Q {
-  alongside.forEach((statement, i) => query.with(`alongside_${i}`, statement));
+  alongside.forEach((statement, i) => query.with(alongsideName(i), statement));
   return query;
 }
+
+/** The name withAlongside gives the `i`th statement it runs alongside. */
+const alongsideName = (i: number) => `alongside_${i}`;
 
 /**
  * An insert of `rows` into `table` that writes only if the statement it runs in wrote with its first CTE
@@ -83,7 +86,7 @@ export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: 
  */
 export function insertWithFirst(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Knex.QueryBuilder {
   const columns = Object.keys(rows[0]);
-  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from "alongside_0")', [columns, table, JSON.stringify(rows)]);
+  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from ??)', [columns, table, JSON.stringify(rows), alongsideName(0)]);
   return db.into(db.raw('?? (??)', [table, columns])).insert(selected);
 }
 
@@ -92,7 +95,7 @@ export function insertWithFirst(db: Knex, table: string, rows: readonly Record<s
  * insertWithFirst, for another store's write that must not happen without it.
  */
 export function onlyWithFirst(statement: Knex.QueryBuilder): Knex.QueryBuilder {
-  return statement.whereExists((first) => { void first.select(1).from('alongside_0'); });
+  return statement.whereExists((first) => { void first.select(1).from(alongsideName(0)); });
 }
 
 export function createDb(url: string, pool: { min?: number; max?: number } = {}): Db {

@@ -9,8 +9,11 @@ export function iso(value: Date | string | null | undefined): string | null {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-/** Postgres's text of a timestamptz in UTC (DateStyle ISO): `2026-11-25 20:15:12.646055+00`, the fraction optional. */
-const POSTGRES_UTC = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+/**
+ * Postgres's text of a timestamptz in UTC: `2026-11-25 20:15:12.646055+00` as a column's text (DateStyle
+ * ISO), `2026-11-25T20:15:12.646055+00:00` inside JSON (`row_to_json`); the fraction optional.
+ */
+const POSTGRES_UTC = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/;
 
 /**
  * Postgres's text of a UTC timestamptz in the API's form, without a Date in between: the fraction cut to
@@ -24,16 +27,10 @@ export function isoFromPostgresUtc(text: string): string | undefined {
   return `${match[1]}T${match[2]}.${fraction}Z`;
 }
 
-/** A timestamptz as Postgres writes it in JSON in UTC: `2026-11-25T20:15:12.646+00:00`, the fraction optional. */
-const POSTGRES_JSON_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00:00$/;
-
 /**
  * A timestamptz from Postgres's JSON (`row_to_json`) in the API's form: straight from its text when the
  * session is in UTC, through a Date otherwise (another offset, which a Date reads exactly).
  */
 export function isoFromJsonTimestamp(text: string): string {
-  const match = POSTGRES_JSON_UTC.exec(text);
-  if (!match) return new Date(text).toISOString();
-  const fraction = match[2] === undefined ? '000' : `${match[2]}00`.slice(0, 3);
-  return `${match[1]}.${fraction}Z`;
+  return isoFromPostgresUtc(text) ?? new Date(text).toISOString();
 }
