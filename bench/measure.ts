@@ -40,6 +40,24 @@ export async function drive(total: number, concurrency: number, op: (i: number) 
   return { latencies, elapsedMs: performance.now() - started };
 }
 
+/**
+ * Runs `concurrency` loops for `ms` milliseconds, each repeating the operation its `setup` makes for it
+ * (a loop's own state lives in that closure); returns how many operations ended in the time.
+ */
+export async function driveFor(ms: number, concurrency: number, setup: (loop: number) => () => Promise<void>): Promise<{ operations: number; elapsedMs: number }> {
+  let operations = 0;
+  const started = performance.now();
+  const until = started + ms;
+  await Promise.all(Array.from({ length: concurrency }, async (_, loop) => {
+    const op = setup(loop);
+    while (performance.now() < until) {
+      await op();
+      operations += 1;
+    }
+  }));
+  return { operations, elapsedMs: performance.now() - started };
+}
+
 /** A scenario measured several times: every run, and the median of each number over them. */
 export interface Repeated<T extends Record<string, number>> { runs: T[]; median: T }
 

@@ -527,6 +527,7 @@ function table(measured: Record<string, unknown>): string[] {
   const list = measured.list as (Repeated<Record<string, number>> & { payments: number }) | undefined;
   if (list) row('list', `p99 ${list.median.p99_ms} ms, p50 ${list.median.p50_ms} ms, ${list.median.rps} req/s (${list.payments} payments)`, TARGETS.list, runsOf(list, 'p99_ms'));
   if (list?.median.api_cpu_us_per_page) row('list CPU', `API ${list.median.api_cpu_us_per_page} µs per page of 100`, '', runsOf(list, 'api_cpu_us_per_page'));
+  if (list?.median.first_page_p99_ms) row('list first', `p99 ${list.median.first_page_p99_ms} ms of a walk's first pages (${list.median.first_page_share} of requests; each also counts)`, '', runsOf(list, 'first_page_p99_ms'));
   const overhead = measured.overhead as Record<string, Repeated<Record<string, number>>> | undefined;
   for (const [name, layer] of Object.entries(overhead ?? {})) {
     const m = layer.median;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, type Merchant, startStack, type TestStack } from '../support/stack';
-import { seedPayments } from '../../bench/list';
+import { seedPayments, walkList } from '../../bench/list';
 import { COUNTED_UP_TO } from '../../db/page';
 
 // The payments list walked by cursor (docs/api-conventions.md#pagination). Payments are written in bulk
@@ -133,6 +133,34 @@ describe('listing payments by cursor', () => {
     expect(res.body.data).toHaveLength(100);
     const rare = await stack.db('live.payments').where({ account_id: big.account.id, status: 'CANCELED' }).count<{ count: string }[]>({ count: '*' });
     expect((await list('status=CANCELED&limit=100', big)).body.total).toBe(Number(rare[0].count));
+  });
+
+  it('is walked by the list bench page after page: each cursor is the last payment of the page before it', async () => {
+    // The bench's load driver (bench/list.ts) against this API, unlimited, on an account with several
+    // pages of 100 per status: a driver that forgot where its walk was sent only first pages.
+    const unlimited = await startStack({ RATE_LIMIT_RPS: '0' });
+    try {
+      const walked = await createMerchant(unlimited);
+      await seedPayments(unlimited.db, { env: 'production', accountId: walked.account.id, count: 700, log: () => {} });
+      const byStatus = new Map<string, string[]>();
+      const rows = await unlimited.db('live.payments').where({ account_id: walked.account.id })
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').select('id', 'status');
+      for (const r of rows) byStatus.set(r.status, [...(byStatus.get(r.status) ?? []), r.id]);
+      const paths: string[] = [];
+      const result = await walkList(unlimited.baseUrl, walked.secretKey, 800, 2, (path) => paths.push(path));
+      expect(result.operations).toBe(paths.length);
+      const cursors = paths.map((path) => new URL(path, 'http://x').searchParams)
+        .filter((q) => q.has('starting_after')).map((q) => ({ status: q.get('status')!, after: q.get('starting_after')! }));
+      // SUCCEEDED (about 490 of 700) takes five pages: four of its walks' requests carry a cursor.
+      expect(cursors.length).toBeGreaterThan(paths.length / 3);
+      for (const { status, after } of cursors) {
+        const position = byStatus.get(status)!.indexOf(after);
+        expect(position % 100, `${status} after ${after}`).toBe(99);
+      }
+      expect(result.firstPages.count).toBeLessThan(result.all.count);
+    } finally {
+      await unlimited.close();
+    }
   });
 
   it('documents the cursors and has_more in the OpenAPI document', async () => {
