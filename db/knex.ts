@@ -98,6 +98,11 @@ export function onlyWithFirst(statement: Knex.QueryBuilder): Knex.QueryBuilder {
   return statement.whereExists((first) => { void first.select(1).from(alongsideName(0)); });
 }
 
+/** The condition onlyWithFirst adds, for a statement written as SQL: the statement's first CTE wrote. */
+export function firstWrote(db: Knex): Knex.Raw {
+  return db.raw('exists (select 1 from ??)', [alongsideName(0)]);
+}
+
 export function createDb(url: string, pool: { min?: number; max?: number } = {}): Db {
   return knex({
     client: 'pg',

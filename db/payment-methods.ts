@@ -3,6 +3,7 @@ import { newId } from '../lib/ids';
 import type { ValidCard, CardNetwork } from '../lib/cards';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from './environments';
+import { onlyWithFirst } from './knex';
 
 /**
  * The card vault's store: each environment's `payment_methods` (docs/merchant-resources.md#card-vault),
@@ -187,6 +188,39 @@ export function cardForAuthorization(vault: Vault, row: PaymentMethodRow): CardF
 /** Forgets a card's CVC: it may be held only until the first authorization attempt. */
 export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise<void> {
   await cvcWipe(db, env, pmId);
+}
+
+/**
+ * What an attempt's outcome does to cards, as one statement (unrun) to go with the outcome's, written only
+ * if the statement's first CTE wrote (onlyWithFirst, db/knex.ts): `cvcOf`'s CVC wiped, and when the walk is
+ * over `erase`'s single-use cards erased (as singleUseCardsErasure). One update, not the two statements
+ * side by side: both may be the same row, and two CTEs of one statement must not update the same row.
+ */
+export function cardsAfterOutcome(
+  db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined,
+): Knex.QueryBuilder | undefined {
+  if (!cvcOf && !erase) return undefined;
+  const erasable = (q: Knex.QueryBuilder) => {
+    void q.where({ payment_id: erase!.paymentId }).whereNull('customer_id').whereNot({ pan_encrypted: '' });
+    if (erase!.paymentMethodId) void q.where({ id: erase!.paymentMethodId });
+    return q;
+  };
+  const wiped = (q: Knex.QueryBuilder) => q.where({ id: cvcOf }).whereNotNull('cvc_encrypted');
+  const update = paymentMethods(db, env)
+    .where((which) => {
+      if (cvcOf) void which.where(wiped);
+      if (erase) void which.orWhere(erasable);
+    })
+    .update({
+      // The wiped card keeps its number unless it is also one of those erased.
+      ...(erase ? {
+        pan_encrypted: erase.paymentMethodId
+          ? db.raw(`case when payment_id = ? and customer_id is null and id = ? then '' else pan_encrypted end`, [erase.paymentId, erase.paymentMethodId])
+          : db.raw(`case when payment_id = ? and customer_id is null then '' else pan_encrypted end`, [erase.paymentId]),
+      } : {}),
+      cvc_encrypted: null, updated_at: db.fn.now(),
+    });
+  return onlyWithFirst(update);
 }
 
 /** wipeCvc's statement, not yet run: to run with the attempt's outcome (Alongside, db/knex.ts). */

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
-import { insertWithFirst, runPrepared, TIMESTAMPS_AS_ISO, withAlongside, type Alongside, type AsAnswered, type PreparedStatement } from './knex';
+import { insertWithFirst, onlyWithFirst, runPrepared, TIMESTAMPS_AS_ISO, withAlongside, type Alongside, type AsAnswered, type PreparedStatement } from './knex';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -317,13 +317,17 @@ export async function insertCharge(db: Knex, env: Environment, charge: NewCharge
 /** A charge as an attempt knows it without reading it: every column but its timestamps, which are Postgres's. */
 export type ChargeState = Omit<ChargeRow, 'created_at' | 'updated_at'>;
 
-/** A new charge's row as its insert writes it: CREATED, the table's defaults filled in (timestamps aside). */
-export function newChargeState(charge: NewCharge): ChargeState {
+/**
+ * A new charge's row as its insert writes it: CREATED, the table's defaults filled in and both timestamps
+ * `at` (the worker's clock, as its payment's row written with it).
+ */
+export function newChargeState(charge: NewCharge, at: Date): ChargeRow {
   return {
     ...charge,
     status: 'CREATED', authorized_amount: 0, captured_amount: 0, refunded_amount: 0, pending_refund_amount: 0,
     transaction: {}, details: {}, metadata: {}, exchanges: [], performance: {}, routing_origin: 'MERCHANT_DIRECT',
     decline_code: null, provider_reference: null, authentication_sealed: null, return_params_sealed: null,
+    created_at: at, updated_at: at,
   };
 }
 
@@ -332,8 +336,8 @@ export function newChargeState(charge: NewCharge): ChargeState {
  * payment's row is (insertWithFirst, db/knex.ts), so a create retried after its plan changed never writes
  * the charge of a plan that was not stored.
  */
-export function chargeInsertWithPayment(db: Knex, env: Environment, charge: ChargeState): Knex.QueryBuilder {
-  return insertWithFirst(db, envTable(env, 'charges'), [charge]);
+export function chargeInsertWithPayment(db: Knex, env: Environment, charge: ChargeRow): Knex.QueryBuilder {
+  return insertWithFirst(db, envTable(env, 'charges'), [{ ...charge }]);
 }
 
 export interface ChargePatch {
@@ -368,16 +372,56 @@ export async function updateChargeIn(
 async function updateChargeWhere(
   db: Knex, env: Environment, where: { id: string; status?: ChargeStatus }, patch: ChargePatch, alongside: readonly Alongside[],
 ): Promise<ChargeRow | undefined> {
+  const update = chargesTable(db, env).where(where).update(chargeSet(db, patch, new Date())).returning('*');
+  const [row]: ChargeRow[] = await withAlongside(update, alongside);
+  return row;
+}
+
+/** A charge patch as its columns take it: jsonb as JSON text, `exchanges` appended. */
+function chargeSet(db: Knex, patch: ChargePatch, at: Date): Record<string, unknown> {
   const { exchanges, details, performance, ...rest } = patch;
-  const update = chargesTable(db, env).where(where).update({
+  return {
     ...rest,
     ...(details ? { details: json(details) } : {}),
     ...(performance ? { performance: json(performance) } : {}),
     ...(exchanges ? { exchanges: db.raw('exchanges || ?::jsonb', [json(exchanges)]) } : {}),
-    updated_at: new Date(),
-  }).returning('*');
-  const [row]: ChargeRow[] = await withAlongside(update, alongside);
-  return row;
+    updated_at: at,
+  };
+}
+
+/** `charge` as its update with `patch` at `at` leaves it (`exchanges` appended). */
+export function chargeAfter(charge: ChargeRow, patch: ChargePatch, at: Date): ChargeRow {
+  const { exchanges, ...rest } = patch;
+  return { ...charge, ...rest, exchanges: exchanges ? [...charge.exchanges, ...exchanges] : charge.exchanges, updated_at: at };
+}
+
+/** `payment` as its update with `patch` at `at` leaves it. */
+export function paymentAfter(payment: PaymentRow, patch: PaymentPatch, at: Date): PaymentRow {
+  return { ...payment, ...patch, updated_at: at };
+}
+
+/** What an outcome's one statement holds a payment's row to: as its attempt read or wrote it. */
+export type PaymentGuard = Pick<PaymentRow, 'id' | 'status' | 'updated_at'>;
+
+/**
+ * The update of a charge still CREATED that records its attempt's outcome, unrun, as the first CTE of one
+ * statement with everything that goes with it (the payment's update, the cards' and the health's, the
+ * events: each written only if this one is, db/knex.ts). It applies only while the charge is CREATED and
+ * its payment's row is still `payment` (its status and its `updated_at`, which every write of a payment
+ * sets): that row is locked by the check (`FOR UPDATE`), so nothing changes it before the statement's own
+ * update of it. Returns the charge's id when it applies, nothing when it does not (then nothing is written).
+ */
+export function chargeOutcomeUpdate(db: Knex, env: Environment, id: string, payment: PaymentGuard, patch: ChargePatch, at: Date): Knex.QueryBuilder {
+  return chargesTable(db, env).where({ id, status: 'CREATED' })
+    .whereExists((unchanged) => {
+      void unchanged.select(1).from(envTable(env, 'payments')).where({ id: payment.id, status: payment.status, updated_at: payment.updated_at }).forUpdate();
+    })
+    .update(chargeSet(db, patch, at)).returning('id');
+}
+
+/** A payment's update to run with chargeOutcomeUpdate, unrun: written only if the charge's is. */
+export function paymentUpdateWithCharge(db: Knex, env: Environment, id: string, patch: PaymentPatch, at: Date): Knex.QueryBuilder {
+  return onlyWithFirst(paymentsTable(db, env).where({ id }).update({ ...encoded(patch), updated_at: at }));
 }
 
 /** The charge a processor knows by `providerReference`, among those sent through one config. */

@@ -60,8 +60,11 @@ export async function recordHealth(db: Knex, env: Environment, sample: HealthSam
   if (upsert) await upsert;
 }
 
-/** recordHealth's statement, not yet run (none when the sample counts nothing): to run with another store's (Alongside, db/knex.ts). */
-export function healthUpsert(db: Knex, env: Environment, sample: HealthSample): Knex.Raw | undefined {
+/**
+ * recordHealth's statement, not yet run (none when the sample counts nothing): to run with another store's
+ * (Alongside, db/knex.ts); with `only`, it counts only when that condition holds (db/knex.ts's firstWrote).
+ */
+export function healthUpsert(db: Knex, env: Environment, sample: HealthSample, only?: Knex.Raw): Knex.Raw | undefined {
   const counter = COUNTER_OF[sample.outcome];
   const counts = Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Record<Counter, number>;
   if (sample.attempt) counts.attempts = 1;
@@ -73,7 +76,7 @@ export function healthUpsert(db: Knex, env: Environment, sample: HealthSample): 
   return db.raw(`
     INSERT INTO ?? AS h (payment_provider_config_id, minute, card_network, currency, account_id,
       ${COUNTERS.join(', ')}, latency_ms_sum, latency_ms_max, latency_buckets, last_error_at)
-    VALUES (?, ?, ?, ?, ?, ${COUNTERS.map(() => '?').join(', ')}, ?, ?, ?::integer[], ?)
+    ${only ? 'SELECT ' : 'VALUES ('}?, ?, ?, ?, ?, ${COUNTERS.map(() => '?').join(', ')}, ?, ?, ?::integer[], ?${only ? ' WHERE ?' : ')'}
     ON CONFLICT (payment_provider_config_id, minute, card_network, currency) DO UPDATE SET
       ${COUNTERS.map((c) => `${c} = h.${c} + EXCLUDED.${c}`).join(',\n      ')},
       latency_ms_sum = h.latency_ms_sum + EXCLUDED.latency_ms_sum,
@@ -86,6 +89,7 @@ export function healthUpsert(db: Knex, env: Environment, sample: HealthSample): 
     sample.accountId,
     ...COUNTERS.map((c) => counts[c]),
     latency ?? 0, latency ?? 0, buckets, ERRORS.has(sample.outcome) ? sample.at : null,
+    ...(only ? [only] : []),
   ]);
 }
 

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
-import { cardForAuthorization, cvcWipe, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
+import { cardForAuthorization, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
 import {
-  chargeInsertWithPayment, findCharge, findPayment, insertCharge, newChargeState, updateCharge, type ChargeState, type NewCharge, type PaymentRow,
+  chargeInsertWithPayment, findCharge, findPayment, insertCharge, newChargeState, updateCharge, type ChargeRow, type NewCharge, type PaymentRow,
 } from '../../db/payments';
 import type { Alongside } from '../../db/knex';
 import {
@@ -100,7 +100,7 @@ export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Aut
 }
 
 /** A first attempt's provider, opened, and its charge as written with the payment's row. */
-export interface FirstCharge { provider: OpenProvider; charge: ChargeState }
+export interface FirstCharge { provider: OpenProvider; charge: ChargeRow }
 
 /** Opens an attempt's provider and builds its charge's insert, to run with the payment's (chargeInsertWithPayment). */
 export type PrepareCharge = (args: AttemptArgs, payment: PaymentRow) => Promise<{ first: FirstCharge; insert: Alongside }>;
@@ -168,7 +168,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     const provider = written?.first?.provider ?? await openProvider(deps, env, args.candidate.providerConfigId);
     // The charge as this attempt writes it (undefined when an earlier try wrote it): its outcome is
     // recorded from it without reading it again.
-    let charge: ChargeState | undefined = written?.first?.charge;
+    let charge: ChargeRow | undefined = written?.first?.charge;
     if (!existing && !charge) {
       // A plan starts at its first candidate: only a later one moves its index (with the charge, atomically).
       const index = args.candidateIndex ?? args.attemptNo - 1;
@@ -185,7 +185,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     // the check its plan made a moment ago in this same activity, against the row it wrote, stands.
     const card = written?.card ? cardForAuthorization(vault, written.card) : await loadCardForAuthorization(db, vault, env, cardUse(args, payment));
     if (!card) {
-      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, [], { written: charge });
+      return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, [], { written: charge, payment });
     }
     const threeDSecure = await threeDSecureOf(args);
     const authorization = await withHeartbeat(provider.adapter.authorize({
@@ -210,15 +210,17 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
       throw err;
     }
-    const alongside = card.cvc ? [cvcWipe(db, env, args.paymentMethodId)] : [];
-    return applyOutcome(db, args, authorization.outcome, auto.exchanges, { captured: auto.captured, cardNetwork: card.network, written: charge, alongside });
+    return applyOutcome(db, args, authorization.outcome, auto.exchanges, {
+      captured: auto.captured, cardNetwork: card.network, written: charge, payment, wipeCvc: !!card.cvc,
+    });
   };
 
   return {
     authorize,
     async prepareCharge(args, payment) {
       const provider = await openProvider(deps, args.environment, args.candidate.providerConfigId);
-      const charge = newChargeState(newCharge(args, payment, provider));
+      // Its timestamps its payment's, written in the same statement.
+      const charge = newChargeState(newCharge(args, payment, provider), payment.created_at);
       return { first: { provider, charge }, insert: chargeInsertWithPayment(db, args.environment, charge) };
     },
     authorizeCharge: (args: AttemptArgs) => authorize(args),

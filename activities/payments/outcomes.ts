@@ -1,10 +1,13 @@
 import type { Knex } from 'knex';
-import type { Alongside } from '../../db/knex';
+import { firstWrote } from '../../db/knex';
 import { paymentTransitions } from '../metrics';
-import { appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
-import { cardDisplay, singleUseCardsErasure } from '../../db/payment-methods';
+import { appendEventsOfWrite, appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
+import { cardDisplay, cardsAfterOutcome, cvcWipe, singleUseCardsErasure } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
-import { ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, lockCharge, NextAction, PaymentPatch, updateCharge, updateChargeIn, updatePayment } from '../../db/payments';
+import {
+  chargeAfter, chargeOutcomeUpdate, ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, lockCharge, NextAction, paymentAfter, PaymentPatch,
+  paymentUpdateWithCharge, updateCharge, updateChargeIn, updatePayment, type PaymentRow,
+} from '../../db/payments';
 import { healthUpsert, type HealthSample } from '../../db/provider-health';
 import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
@@ -124,7 +127,7 @@ function authorizeLatency(exchanges: ProviderExchange[]): number | null {
  * adds its class only.
  */
 async function healthSample(
-  trx: Knex.Transaction, env: Environment, charge: ChargeState, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
+  trx: Knex, env: Environment, charge: ChargeState, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
 ): Promise<HealthSample | undefined> {
   // Refused before any call: nothing happened at the provider.
   if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return undefined;
@@ -168,9 +171,60 @@ export interface RecordOptions {
    * outcome was recorded meanwhile (a retry of the same attempt beside it), the charge is locked and the
    * transition computed from it, as without.
    */
-  written?: ChargeState;
-  /** Other stores' statements to run with the charge's update (db/knex.ts's Alongside): the CVC's wipe. */
-  alongside?: readonly Alongside[];
+  written?: ChargeRow;
+  /**
+   * The payment's row as the caller's attempt read or wrote it: with `written`, the whole outcome is one
+   * statement while both rows are still as the attempt knows them (recordAtOnce).
+   */
+  payment?: PaymentRow;
+  /** The card's CVC goes with the outcome (it was sent with this attempt's authorize). */
+  wipeCvc?: boolean;
+}
+
+/**
+ * An outcome recorded in one statement, from the charge and the payment as the attempt knows them: the
+ * charge's update (only while it is CREATED and the payment's row unchanged, chargeOutcomeUpdate), the
+ * payment's, the cards', the health count and the events, each written only if the charge's is — the
+ * transaction's five statements (BEGIN, charge, payment, events with health, COMMIT) as one. The events
+ * show the rows as that statement leaves them, computed here (chargeAfter, paymentAfter). Undefined when
+ * it wrote nothing (either row changed meanwhile): the transaction records it from the rows as they are.
+ */
+async function recordAtOnce(
+  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], options: RecordOptions & { written: ChargeRow; payment: PaymentRow },
+): Promise<{ result: AttemptResult; entered?: PaymentStatus } | undefined> {
+  const env = args.environment;
+  const { captured, cardNetwork, written, payment, wipeCvc } = options;
+  const next = transition(args, outcome, written, captured);
+  const at = new Date();
+  const patch = chargePatch(next, written, exchanges);
+  const events: EventRecord[] = [];
+  if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, chargeAfter(written, patch, at), args.context));
+  if (next.payment && next.paymentEvent) {
+    events.push(paymentEvent(args, next.paymentEvent, paymentAfter(payment, next.payment, at), args.context, { chargeId: written.id, routingPlanId: args.routingPlanId }));
+  }
+  // The events are written with the charge's update (appendEventsOfWrite): an outcome without any is
+  // left to the transaction.
+  if (!events.length) return undefined;
+  const erase = next.payment && WALK_ENDS.includes(next.paymentStatus)
+    ? { paymentId: args.paymentId, ...(next.paymentStatus === 'FAILED' ? { paymentMethodId: args.paymentMethodId } : {}) }
+    : undefined;
+  const sample = await healthSample(db, env, written, outcome, exchanges, cardNetwork);
+  const alongside = [
+    next.payment && paymentUpdateWithCharge(db, env, args.paymentId, next.payment, at),
+    cardsAfterOutcome(db, env, wipeCvc ? args.paymentMethodId : undefined, erase),
+    sample && healthUpsert(db, env, sample, firstWrote(db)),
+  ].filter((statement) => statement !== undefined);
+  const eventIds = await appendEventsOfWrite(db, env, args.accountId, events, chargeOutcomeUpdate(db, env, args.chargeId, payment, patch, at), alongside);
+  if (!eventIds) return undefined;
+  return {
+    result: {
+      outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
+      declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
+      paymentStatus: next.paymentStatus,
+      eventIds,
+    },
+    entered: next.payment?.status,
+  };
 }
 
 /**
@@ -182,7 +236,15 @@ export async function applyOutcome(
   db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], options: RecordOptions = {},
 ): Promise<AttemptResult> {
   const env = args.environment;
-  const { captured, cardNetwork, written, alongside = [] } = options;
+  const { captured, cardNetwork, written, payment, wipeCvc } = options;
+  if (written && payment) {
+    const once = await recordAtOnce(db, args, outcome, exchanges, { ...options, written, payment });
+    if (once) {
+      if (once.entered) paymentTransitions.inc({ status: once.entered });
+      return once.result;
+    }
+  }
+  const alongside = wipeCvc ? [cvcWipe(db, env, args.paymentMethodId)] : [];
   let entered: string | undefined;
   const result = await db.transaction(async (trx) => {
     // The transition from `from`, and the charge it leaves; undefined when `from` is no longer the row.

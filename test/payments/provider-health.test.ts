@@ -258,6 +258,82 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
     expect(counts(await healthOf(twice.configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 2 });
   });
 
+  describe('in one statement, from the charge and the payment as the attempt knows them', () => {
+    const table = (name: string) => stack.db(envTable('production', name));
+    const declined = { kind: 'hard_decline', declineCode: 'do_not_honor', message: 'Do not honor' } as const;
+    const approved = { kind: 'approved', providerReference: 'ref_o', authorizedAmount: 1000, capturedAmount: 0, refundedAmount: 0 } as const;
+
+    /** Every statement knex sends while `run` runs, and whether it was in a transaction. */
+    async function statementsOf(run: () => Promise<unknown>): Promise<{ sql: string; tx: boolean }[]> {
+      const seen: { sql: string; tx: boolean }[] = [];
+      const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql, tx: !!q.__knexTxId });
+      stack.db.on('query', onQuery);
+      try {
+        await run();
+      } finally {
+        stack.db.off('query', onQuery);
+      }
+      return seen;
+    }
+
+    /** The events of a payment, oldest first, as the fan-out reads them. */
+    const eventsOf = (paymentId: string) => table('events').where({ payment_id: paymentId }).orderBy('id');
+
+    it('records a decline: charge, payment, the card\'s CVC and number, health and both events, in one statement showing the rows Postgres holds', async () => {
+      const { args, configId } = await seeded();
+      await table('payment_methods').where({ id: args.paymentMethodId }).update({ cvc_encrypted: 'sealed-cvc' });
+      const written = await table('charges').where({ id: args.chargeId }).first();
+      const payment = await table('payments').where({ id: args.paymentId }).first();
+      const statements = await statementsOf(() => applyOutcome(stack.db, args, declined, [exchange({ outcome: 'hard_decline', duration_ms: 25 })], {
+        cardNetwork: 'MASTERCARD', written, payment, wipeCvc: true,
+      }));
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toMatchObject({ tx: false, sql: expect.stringMatching(/^with "alongside_0" as \(update "live"."charges"/) });
+      const charge = await table('charges').where({ id: args.chargeId }).first();
+      const after = await table('payments').where({ id: args.paymentId }).first();
+      expect(charge).toMatchObject({ status: 'DECLINED', decline_code: 'do_not_honor', performance: { duration: 25, provider_calls: 1 } });
+      expect(after).toMatchObject({ status: 'FAILED', last_error: { code: 'card_declined', decline_code: 'do_not_honor', charge_id: args.chargeId } });
+      expect(await table('payment_methods').where({ id: args.paymentMethodId }).first()).toMatchObject({ pan_encrypted: '', cvc_encrypted: null });
+      expect(counts(await healthOf(configId))).toEqual({ ...NOTHING, attempts: 1, hard_declines: 1 });
+      const events = await eventsOf(args.paymentId);
+      expect(events.map((e: any) => e.event)).toEqual(['charge.failed', 'payment_intent.payment_failed']);
+      // The events show the rows as the statement left them (computed before it, from the rows known).
+      const shown = (row: any) => ({ ...row, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() });
+      expect(events[1].data.object).toMatchObject({ id: args.paymentId, status: 'FAILED', last_error: after.last_error, created_at: shown(after).created_at, updated_at: shown(after).updated_at });
+      expect(events[0].data.object).toMatchObject({ id: args.chargeId, status: 'DECLINED', created_at: shown(charge).created_at, updated_at: shown(charge).updated_at });
+    });
+
+    it('writes nothing in it when the payment changed since the attempt read it: the transaction records the outcome from the rows as they are', async () => {
+      const { args, configId } = await seeded();
+      const written = await table('charges').where({ id: args.chargeId }).first();
+      const payment = await table('payments').where({ id: args.paymentId }).first();
+      // Written meanwhile: the same status, a later updated_at and new metadata.
+      await table('payments').where({ id: args.paymentId }).update({ metadata: { changed: 'meanwhile' }, updated_at: new Date(payment.updated_at.getTime() + 5) });
+      const statements = await statementsOf(() => applyOutcome(stack.db, args, approved, [exchange({ duration_ms: 30 })], {
+        cardNetwork: 'MASTERCARD', written, payment,
+      }));
+      expect(statements[0]).toMatchObject({ tx: false, sql: expect.stringMatching(/^with "alongside_0" as \(update "live"."charges"/) });
+      expect(statements.slice(1).every((q) => q.tx)).toBe(true);
+      expect(await table('charges').where({ id: args.chargeId }).first()).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 30, provider_calls: 1 } });
+      expect(counts(await healthOf(configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });
+      const events = await eventsOf(args.paymentId);
+      expect(events.map((e: any) => e.event)).toEqual(['payment_intent.amount_capturable_updated']);
+      expect(events[0].data.object).toMatchObject({ status: 'AUTHORIZED', metadata: { changed: 'meanwhile' } });
+    });
+
+    it('records two at once from the same rows once each: the second from the charge the first left', async () => {
+      const { args, configId } = await seeded();
+      const written = await table('charges').where({ id: args.chargeId }).first();
+      const payment = await table('payments').where({ id: args.paymentId }).first();
+      await Promise.all([0, 1].map(() => applyOutcome(stack.db, args, approved, [exchange({ duration_ms: 20 })], { cardNetwork: 'MASTERCARD', written, payment })));
+      const after = await table('charges').where({ id: args.chargeId }).first();
+      expect(after).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 40, provider_calls: 2 } });
+      expect(after.exchanges).toHaveLength(2);
+      expect(counts(await healthOf(configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 2 });
+      expect((await eventsOf(args.paymentId)).map((e: any) => e.event)).toEqual(['payment_intent.amount_capturable_updated', 'payment_intent.amount_capturable_updated']);
+    });
+  });
+
   it('does not count payment_method_unavailable: the card was refused before any call', async () => {
     const { args, configId } = await seeded();
     const result = await applyOutcome(stack.db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE }, []);
