@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, createServer as netServer } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -30,7 +31,7 @@ import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing
  * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_SCENARIOS (default
  * read,payment,webhooks,memory,list,overhead; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
  * (sequential payments per run, default 60; c16 runs four times as many), BENCH_SECONDS (read duration per
- * run, default 6), BENCH_WEBHOOK_EVENTS (per run, default 150), BENCH_OPEN_PAYMENTS (default 10,000),
+ * run, default 6), BENCH_WEBHOOK_EVENTS (per run and side, default 300), BENCH_OPEN_PAYMENTS (default 10,000),
  * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts), BENCH_NODE_ARGS (node flags for the
  * processes it starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  * Scenarios not run keep their last numbers in latest.json, under `earlier` the run they come from.
@@ -44,7 +45,8 @@ const READ_SLICES = 3;
 const PAYMENT_SLICES = 4;
 const CONCURRENCY = 16;
 const OPEN_PAYMENTS = Number(process.env.BENCH_OPEN_PAYMENTS ?? 10_000);
-const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 150);
+const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 300);
+const WEBHOOK_SLICES = 4;
 const ALL_SCENARIOS = ['read', 'payment', 'webhooks', 'memory', 'list', 'overhead', 'routing'];
 const DEFAULT_SCENARIOS = ALL_SCENARIOS.filter((s) => s !== 'routing');
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? DEFAULT_SCENARIOS.join(',')).split(','));
@@ -376,7 +378,7 @@ async function main(): Promise<void> {
         if (ep.data.status === 'enabled') break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      /** Resolves with deliveries per second once `count` requests reached the receiver after `start`. */
+      /** Resolves with the milliseconds until `count` requests reached the receiver after `start`. */
       const timed = async (count: number, start: () => Promise<unknown>) => {
         received = 0;
         expected = count;
@@ -384,22 +386,36 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         await start();
         await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`webhooks: ${received}/${count} after 120 s`)), 120_000))]);
-        return round(count / ((performance.now() - t0) / 1000));
+        return performance.now() - t0;
       };
-      measured.webhooks = await repeat('webhooks', async (run) => {
-        const eventIds = await appendEvents(db, 'production', Array.from({ length: WEBHOOK_EVENTS }, (_, i) => ({
+      const ours = (count: number) => timed(count, async () => {
+        const eventIds = await appendEvents(db, 'production', Array.from({ length: count }, (_, i) => ({
           event: 'payment_intent.succeeded', accountId: account.id, workspaceId: account.workspace_id, data: { object: { object: 'payment', n: i } },
         })));
-        const perS = await timed(WEBHOOK_EVENTS, () => webhookClient(client).startFanOut('production', eventIds, `bench-fan-out/${Date.now()}`));
-        // The floor: one workflow and one HTTP activity per delivery, started in batches of 20 as the fan-out does.
-        const floorPerS = await timed(WEBHOOK_EVENTS, async () => {
-          for (let i = 0; i < WEBHOOK_EVENTS; i += 20) {
-            await Promise.all(Array.from({ length: Math.min(20, WEBHOOK_EVENTS - i) }, (_, j) => client.workflow.start(floorDeliveryWorkflow, {
-              taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor-delivery/${Date.now()}/${run}/${i + j}`, args: [`${receiver.url}/floor`, i + j],
-            })));
-          }
-        });
-        return { per_s: perS, floor_per_s: floorPerS, deliveries: WEBHOOK_EVENTS, ratio: round(perS / floorPerS) };
+        await webhookClient(client).startFanOut('production', eventIds, `bench-fan-out/${randomUUID()}`);
+      });
+      // The floor: one workflow and one HTTP activity per delivery, started in batches of 20 as the fan-out does.
+      const floor = (count: number) => timed(count, async () => {
+        const batch = randomUUID();
+        for (let i = 0; i < count; i += 20) {
+          await Promise.all(Array.from({ length: Math.min(20, count - i) }, (_, j) => client.workflow.start(floorDeliveryWorkflow, {
+            taskQueue: FLOOR_TASK_QUEUE, workflowId: `floor-delivery/${batch}/${i + j}`, args: [`${receiver.url}/floor`, i + j],
+          })));
+        }
+      });
+      measured.webhooks = await repeat('webhooks', async () => {
+        // The sides in turns, WEBHOOK_SLICES slices each, the order reversed every other slice (as the
+        // payment runs): each side's deliveries per second over its slices.
+        const perSlice = Math.ceil(WEBHOOK_EVENTS / WEBHOOK_SLICES);
+        const ms = { ours: 0, floor: 0 };
+        for (let i = 0; i < WEBHOOK_SLICES; i++) {
+          const turns = [async () => { ms.ours += await ours(perSlice); }, async () => { ms.floor += await floor(perSlice); }];
+          for (const turn of i % 2 ? turns.reverse() : turns) await turn();
+        }
+        const deliveries = perSlice * WEBHOOK_SLICES;
+        const perS = round(deliveries / (ms.ours / 1000));
+        const floorPerS = round(deliveries / (ms.floor / 1000));
+        return { per_s: perS, floor_per_s: floorPerS, deliveries, ratio: round(perS / floorPerS) };
       });
       // Later scenarios create payments whose events would otherwise be delivered here too.
       await http.delete(`/webhook-endpoints/${endpoint.id}`, key);
