@@ -313,9 +313,14 @@ export interface AttemptResult {
   nextAttemptAt: Date | null;
 }
 
-/** A delivery's state after one attempt; answers the attempt's number. */
-export async function recordDeliveryAttempt(db: Knex, env: Environment, id: string, r: AttemptResult): Promise<number> {
-  const [updated] = await raw(db, env, 'webhook_deliveries').where({ id }).update({
+/**
+ * A delivery's state after one attempt, and the attempt's row, in one statement: the attempt is numbered
+ * by the delivery's update (its count after it) and written only with it. Answers the attempt's number.
+ */
+export async function recordDeliveryAttempt(
+  db: Knex, env: Environment, id: string, r: AttemptResult, attempt: Omit<WebhookAttemptRow, 'id' | 'created_at' | 'attempt_no' | 'delivery_id'>,
+): Promise<number> {
+  const update = raw(db, env, 'webhook_deliveries').where({ id }).update({
     status: r.status,
     attempt_count: db.raw('attempt_count + 1'),
     last_attempt_at: r.at,
@@ -326,11 +331,14 @@ export async function recordDeliveryAttempt(db: Knex, env: Environment, id: stri
     ...(r.status === 'dead_lettered' ? { dead_lettered_at: db.fn.now() } : {}),
     updated_at: db.fn.now(),
   }).returning('attempt_count');
-  return (updated as { attempt_count: number }).attempt_count;
-}
-
-export async function insertAttempt(db: Knex, env: Environment, row: Omit<WebhookAttemptRow, 'id' | 'created_at'>): Promise<void> {
-  await attempts(db, env).insert({ id: newId('wha'), ...row });
+  const row: Record<string, Knex.Value> = { id: newId('wha'), delivery_id: id, ...attempt };
+  const columns = Object.keys(row);
+  const numbered = db.select([...columns.map((c) => db.raw('?', [row[c]])), 'attempt_count']).from('recorded');
+  const [inserted] = await db.with('recorded', update)
+    .into(db.raw('?? (??)', [envTable(env, 'webhook_attempts'), [...columns, 'attempt_no']]))
+    .insert(numbered).returning('attempt_no') as { attempt_no: number }[];
+  if (!inserted) throw new Error(`webhook delivery ${id} is missing`);
+  return inserted.attempt_no;
 }
 
 type Resendable = Pick<WebhookDeliveryRow, 'id' | 'status' | 'replay_count' | 'workflow_id' | 'next_attempt_at'>;

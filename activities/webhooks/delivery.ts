@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { Knex } from 'knex';
 import { webhookDeliveryAttempts } from '../metrics';
 import {
-  disableEndpoint, findDelivery, findEndpoint, insertAttempt, markEndpointFailing, markEndpointHealthy, parkDelivery, recordDeliveryAttempt,
+  disableEndpoint, findDelivery, findEndpoint, markEndpointFailing, markEndpointHealthy, parkDelivery, recordDeliveryAttempt,
 } from '../../db/webhooks';
 import { insertNotifications } from '../../db/notifications';
 import { logger } from '../../lib/logger';
@@ -49,21 +50,21 @@ export function deliveryActivities({ db, vault, agent, allowPrivate }: WebhookAc
       const lastError = outcome === 'succeeded' ? null
         : http.error ?? `HTTP ${http.statusCode}${outcome === 'transient' ? '' : outcome === 'gone' ? ' (gone)' : ' (not retried)'}`;
 
-      const attemptNo = await db.transaction(async (trx) => {
-        const attemptCount = await recordDeliveryAttempt(trx, env, delivery.id, {
-          status, at: now, statusCode: http.statusCode, lastError, nextAttemptAt: delayMs === null ? null : new Date(Date.now() + delayMs),
-        });
-        await insertAttempt(trx, env, {
-          account_id: delivery.account_id, delivery_id: delivery.id, endpoint_id: endpoint.id, attempt_no: attemptCount, trigger: input.trigger,
-          url: endpoint.url, webhook_timestamp: timestamp, status_code: http.statusCode, outcome, duration_ms: http.durationMs,
-          response_body: http.responseBody, response_body_truncated: http.truncated, error: http.error,
-        });
-
+      const record = (q: Knex) => recordDeliveryAttempt(q, env, delivery.id, {
+        status, at: now, statusCode: http.statusCode, lastError, nextAttemptAt: delayMs === null ? null : new Date(Date.now() + delayMs),
+      }, {
+        account_id: delivery.account_id, endpoint_id: endpoint.id, trigger: input.trigger,
+        url: endpoint.url, webhook_timestamp: timestamp, status_code: http.statusCode, outcome, duration_ms: http.durationMs,
+        response_body: http.responseBody, response_body_truncated: http.truncated, error: http.error,
+      });
+      // A success at an endpoint healthy as read above writes nothing else: its one statement alone (no
+      // transaction). A failure recorded since that read stays, as it would had it come after this success.
+      const alone = outcome === 'succeeded' && !endpoint.failing_since;
+      const attemptNo = alone ? await record(db) : await db.transaction(async (trx) => {
+        const attemptCount = await record(trx);
         const base = { endpoint_id: endpoint.id, url: endpoint.url };
         if (outcome === 'succeeded') {
-          // A healthy endpoint as read above needs no write (one statement fewer per delivery). A failure
-          // recorded since then stays, as it would had it been recorded after this success.
-          if (endpoint.failing_since) await markEndpointHealthy(trx, env, endpoint.id);
+          await markEndpointHealthy(trx, env, endpoint.id);
         } else {
           const failingSince = await markEndpointFailing(trx, env, endpoint.id, now);
           const failingFor = now.getTime() - failingSince.getTime();

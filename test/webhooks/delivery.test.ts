@@ -61,6 +61,27 @@ describe('webhook delivery', () => {
     expect(delivery.attempts[0].duration_ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('records a success at a healthy endpoint in one statement, the attempt numbered by the delivery\'s update, outside any transaction', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    const seen: { sql: string; tx: boolean }[] = [];
+    const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql, tx: !!q.__knexTxId });
+    stack.db.on('query', onQuery);
+    try {
+      const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'payment_intent.succeeded' }]);
+      const delivery = await waitForDelivery(stack, m, id, 'succeeded');
+      expect(delivery.attempts.map((a: any) => [a.attempt_no, a.outcome])).toEqual([[1, 'succeeded']]);
+    } finally {
+      stack.db.off('query', onQuery);
+    }
+    const recorded = seen.filter((q) => q.sql.includes('insert into "live"."webhook_attempts"'));
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0].tx).toBe(false);
+    expect(recorded[0].sql).toMatch(/^with "recorded" as \(update "live"."webhook_deliveries" set .* returning "attempt_count"\) insert into "live"."webhook_attempts" \(.*"attempt_no"\) select .*"attempt_count" from "recorded" returning "attempt_no"$/s);
+    expect(seen.filter((q) => q.tx)).toEqual([]);
+  });
+
   it('embeds the payment when the event has one, and only matching, enabled endpoints receive the event', async () => {
     const m = await createMerchant(stack);
     const all = await receiver();
