@@ -84,7 +84,7 @@ const alongsideName = (i: number) => `alongside_${i}`;
  * The rows go as one JSON value typed by the table's own row type (one parameter however many rows);
  * columns left out take their defaults.
  */
-export function insertWithFirst(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Knex.QueryBuilder {
+export function insertWithFirst(db: Knex, table: string, rows: readonly object[]): Knex.QueryBuilder {
   const columns = Object.keys(rows[0]);
   const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from ??)', [columns, table, JSON.stringify(rows), alongsideName(0)]);
   return db.into(db.raw('?? (??)', [table, columns])).insert(selected);

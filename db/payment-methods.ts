@@ -117,12 +117,16 @@ export async function eraseSingleUseCards(db: Knex, env: Environment, paymentId:
 
 /** eraseSingleUseCards' statement, not yet run: to run with another store's (Alongside, db/knex.ts). */
 export function singleUseCardsErasure(db: Knex, env: Environment, paymentId: string, paymentMethodId?: string): Knex.QueryBuilder {
-  const query = paymentMethods(db, env)
-    .where({ payment_id: paymentId })
-    .whereNull('customer_id')
-    .whereNot({ pan_encrypted: '' });
-  if (paymentMethodId) query.where({ id: paymentMethodId });
-  return query.update({ pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
+  return paymentMethods(db, env).where(erasable({ paymentId, paymentMethodId }))
+    .update({ pan_encrypted: '', cvc_encrypted: null, updated_at: db.fn.now() });
+}
+
+/** Which cards an erasure takes: a payment's single-use cards (never a saved one) still holding a number, or only one of them. */
+function erasable(erase: { paymentId: string; paymentMethodId?: string }) {
+  return (q: Knex.QueryBuilder) => {
+    void q.where({ payment_id: erase.paymentId }).whereNull('customer_id').whereNot({ pan_encrypted: '' });
+    if (erase.paymentMethodId) void q.where({ id: erase.paymentMethodId });
+  };
 }
 
 export async function paymentMethodsByCustomer(db: Knex, env: Environment, customerId: string): Promise<PaymentMethodRow[]> {
@@ -200,23 +204,16 @@ export function cardsAfterOutcome(
   db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined,
 ): Knex.QueryBuilder | undefined {
   if (!cvcOf && !erase) return undefined;
-  const erasable = (q: Knex.QueryBuilder) => {
-    void q.where({ payment_id: erase!.paymentId }).whereNull('customer_id').whereNot({ pan_encrypted: '' });
-    if (erase!.paymentMethodId) void q.where({ id: erase!.paymentMethodId });
-    return q;
-  };
-  const wiped = (q: Knex.QueryBuilder) => q.where({ id: cvcOf }).whereNotNull('cvc_encrypted');
   const update = paymentMethods(db, env)
     .where((which) => {
-      if (cvcOf) void which.where(wiped);
-      if (erase) void which.orWhere(erasable);
+      if (cvcOf) void which.where((wiped) => { void wiped.where({ id: cvcOf }).whereNotNull('cvc_encrypted'); });
+      if (erase) void which.orWhere(erasable(erase));
     })
     .update({
-      // The wiped card keeps its number unless it is also one of those erased.
+      // The wiped card keeps its number unless it is also one of those erased (a saved card never is).
       ...(erase ? {
-        pan_encrypted: erase.paymentMethodId
-          ? db.raw(`case when payment_id = ? and customer_id is null and id = ? then '' else pan_encrypted end`, [erase.paymentId, erase.paymentMethodId])
-          : db.raw(`case when payment_id = ? and customer_id is null then '' else pan_encrypted end`, [erase.paymentId]),
+        pan_encrypted: db.raw(`case when payment_id = ? and customer_id is null${erase.paymentMethodId ? ' and id = ?' : ''} then '' else pan_encrypted end`,
+          erase.paymentMethodId ? [erase.paymentId, erase.paymentMethodId] : [erase.paymentId]),
       } : {}),
       cvc_encrypted: null, updated_at: db.fn.now(),
     });

@@ -321,7 +321,7 @@ export type ChargeState = Omit<ChargeRow, 'created_at' | 'updated_at'>;
  * A new charge's row as its insert writes it: CREATED, the table's defaults filled in and both timestamps
  * `at` (the worker's clock, as its payment's row written with it).
  */
-export function newChargeState(charge: NewCharge, at: Date): ChargeRow {
+export function newChargeRow(charge: NewCharge, at: Date): ChargeRow {
   return {
     ...charge,
     status: 'CREATED', authorized_amount: 0, captured_amount: 0, refunded_amount: 0, pending_refund_amount: 0,
@@ -332,12 +332,12 @@ export function newChargeState(charge: NewCharge, at: Date): ChargeRow {
 }
 
 /**
- * The insert of `charge` (newChargeState's) to run with its payment's insert, unrun: written only if the
+ * The insert of `charge` (newChargeRow's) to run with its payment's insert, unrun: written only if the
  * payment's row is (insertWithFirst, db/knex.ts), so a create retried after its plan changed never writes
  * the charge of a plan that was not stored.
  */
 export function chargeInsertWithPayment(db: Knex, env: Environment, charge: ChargeRow): Knex.QueryBuilder {
-  return insertWithFirst(db, envTable(env, 'charges'), [{ ...charge }]);
+  return insertWithFirst(db, envTable(env, 'charges'), [charge]);
 }
 
 export interface ChargePatch {

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { setRoutingPlanIndex } from '../../db/routing-plans';
 import { cardForAuthorization, loadCardForAuthorization, wipeCvc } from '../../db/payment-methods';
 import {
-  chargeInsertWithPayment, findCharge, findPayment, insertCharge, newChargeState, updateCharge, type ChargeRow, type NewCharge, type PaymentRow,
+  chargeInsertWithPayment, findCharge, findPayment, insertCharge, newChargeRow, updateCharge, type ChargeRow, type NewCharge, type PaymentRow,
 } from '../../db/payments';
 import type { Alongside } from '../../db/knex';
 import {
@@ -220,7 +220,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     async prepareCharge(args, payment) {
       const provider = await openProvider(deps, args.environment, args.candidate.providerConfigId);
       // Its timestamps its payment's, written in the same statement.
-      const charge = newChargeState(newCharge(args, payment, provider), payment.created_at);
+      const charge = newChargeRow(newCharge(args, payment, provider), payment.created_at);
       return { first: { provider, charge }, insert: chargeInsertWithPayment(db, args.environment, charge) };
     },
     authorizeCharge: (args: AttemptArgs) => authorize(args),

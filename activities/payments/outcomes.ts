@@ -127,12 +127,12 @@ function authorizeLatency(exchanges: ProviderExchange[]): number | null {
  * adds its class only.
  */
 async function healthSample(
-  trx: Knex, env: Environment, charge: ChargeState, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
+  db: Knex, env: Environment, charge: ChargeState, outcome: ProviderOutcome, exchanges: ProviderExchange[], cardNetwork?: string,
 ): Promise<HealthSample | undefined> {
   // Refused before any call: nothing happened at the provider.
   if (outcome.kind === 'hard_decline' && outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE) return undefined;
   if (!charge.payment_provider_config_id) return undefined;
-  const card = cardNetwork !== undefined || !charge.payment_method_id ? undefined : await cardDisplay(trx, env, charge.account_id, charge.payment_method_id);
+  const card = cardNetwork !== undefined || !charge.payment_method_id ? undefined : await cardDisplay(db, env, charge.account_id, charge.payment_method_id);
   return {
     providerConfigId: charge.payment_provider_config_id,
     accountId: charge.account_id,
@@ -156,6 +156,38 @@ function chargePatch(next: Transition, current: ChargeState, exchanges: Provider
       duration: (performance.duration ?? 0) + exchanges.reduce((sum, e) => sum + e.duration_ms, 0),
       provider_calls: (performance.provider_calls ?? 0) + exchanges.length,
     },
+  };
+}
+
+/**
+ * The single-use cards a transition's walk is over with, to erase: the card it used is never charged
+ * again (capture, void and refunds need only the provider's reference). A FAILED payment may be confirmed
+ * again, with another card, so only this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can
+ * follow, so every card bound to the payment goes. Only once the walk is over: a payment waiting for the
+ * customer, or going on to the next candidate after an authentication, may still need the card.
+ */
+function walkEndErasure(args: AttemptArgs, next: Transition): { paymentId: string; paymentMethodId?: string } | undefined {
+  if (!next.payment || !WALK_ENDS.includes(next.paymentStatus)) return undefined;
+  return { paymentId: args.paymentId, ...(next.paymentStatus === 'FAILED' ? { paymentMethodId: args.paymentMethodId } : {}) };
+}
+
+/** A transition's events, showing the charge and (when it changed) the payment as it leaves them. */
+function outcomeEvents(args: AttemptArgs, next: Transition, charge: ChargeRow, payment: PaymentRow | undefined): EventRecord[] {
+  const events: EventRecord[] = [];
+  if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, charge, args.context));
+  if (payment && next.paymentEvent) {
+    events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
+  }
+  return events;
+}
+
+/** What the attempt answers the workflow once its outcome is recorded. */
+function attemptResult(outcome: ProviderOutcome, paymentStatus: PaymentStatus, eventIds: string[]): AttemptResult {
+  return {
+    outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
+    declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
+    paymentStatus,
+    eventIds,
   };
 }
 
@@ -197,34 +229,19 @@ async function recordAtOnce(
   const next = transition(args, outcome, written, captured);
   const at = new Date();
   const patch = chargePatch(next, written, exchanges);
-  const events: EventRecord[] = [];
-  if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, chargeAfter(written, patch, at), args.context));
-  if (next.payment && next.paymentEvent) {
-    events.push(paymentEvent(args, next.paymentEvent, paymentAfter(payment, next.payment, at), args.context, { chargeId: written.id, routingPlanId: args.routingPlanId }));
-  }
+  const events = outcomeEvents(args, next, chargeAfter(written, patch, at), next.payment && paymentAfter(payment, next.payment, at));
   // The events are written with the charge's update (appendEventsOfWrite): an outcome without any is
   // left to the transaction.
   if (!events.length) return undefined;
-  const erase = next.payment && WALK_ENDS.includes(next.paymentStatus)
-    ? { paymentId: args.paymentId, ...(next.paymentStatus === 'FAILED' ? { paymentMethodId: args.paymentMethodId } : {}) }
-    : undefined;
   const sample = await healthSample(db, env, written, outcome, exchanges, cardNetwork);
   const alongside = [
     next.payment && paymentUpdateWithCharge(db, env, args.paymentId, next.payment, at),
-    cardsAfterOutcome(db, env, wipeCvc ? args.paymentMethodId : undefined, erase),
+    cardsAfterOutcome(db, env, wipeCvc ? args.paymentMethodId : undefined, walkEndErasure(args, next)),
     sample && healthUpsert(db, env, sample, firstWrote(db)),
   ].filter((statement) => statement !== undefined);
   const eventIds = await appendEventsOfWrite(db, env, args.accountId, events, chargeOutcomeUpdate(db, env, args.chargeId, payment, patch, at), alongside);
   if (!eventIds) return undefined;
-  return {
-    result: {
-      outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
-      declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
-      paymentStatus: next.paymentStatus,
-      eventIds,
-    },
-    entered: next.payment?.status,
-  };
+  return { result: attemptResult(outcome, next.paymentStatus, eventIds), entered: next.payment?.status };
 }
 
 /**
@@ -262,38 +279,24 @@ export async function applyOutcome(
       return row;
     };
     const { current, next, charge } = (written && await record(written, true)) || (await record(await locked(), false))!;
-    const events: EventRecord[] = [];
-    if (next.chargeEvent) events.push(chargeEvent(args, next.chargeEvent, charge, args.context));
     // The customer's step is over: the payment no longer shows it (and waits for nothing while the walk goes on).
     if (current.status === 'REQUIRES_ACTION' && outcome.kind !== 'requires_action') {
       next.payment = { status: next.paymentStatus, ...(next.payment ?? {}), next_action: null };
     }
+    let updated: PaymentRow | undefined;
     if (next.payment) {
       entered = next.payment.status;
-      // The walk is over: the card it used is never charged again (capture, void and refunds need only
-      // the provider's reference). A FAILED payment may be confirmed again, with another card, so only
-      // this walk's card goes; from AUTHORIZED or SUCCEEDED no confirm can follow, so every card bound
-      // to the payment goes. Erased in the payment's own statement.
-      // Only once the walk is over: a payment waiting for the customer, or going on to the next candidate
-      // after an authentication, may still need the card.
-      const erase = WALK_ENDS.includes(next.paymentStatus)
-        ? [singleUseCardsErasure(trx, env, args.paymentId, next.paymentStatus === 'FAILED' ? args.paymentMethodId : undefined)]
-        : [];
-      const payment = await updatePayment(trx, env, args.paymentId, next.payment, erase);
-      if (next.paymentEvent) events.push(paymentEvent(args, next.paymentEvent, payment, args.context, { chargeId: charge.id, routingPlanId: args.routingPlanId }));
+      // The cards the walk is over with go in the payment's own statement.
+      const erase = walkEndErasure(args, next);
+      updated = await updatePayment(trx, env, args.paymentId, next.payment, erase ? [singleUseCardsErasure(trx, env, erase.paymentId, erase.paymentMethodId)] : []);
     }
     // Last, with the events' insert: the minute's health row is shared by every outcome at the config, so
     // its lock is held briefly (from this statement to the commit).
     const sample = await healthSample(trx, env, current, outcome, exchanges, cardNetwork);
     // (A statement is a thenable: built here, never returned from an async function, which would run it.)
     const health = sample && healthUpsert(trx, env, sample);
-    const eventIds = await appendEventsToPublish(trx, env, args.accountId, events, health ? [health] : []);
-    return {
-      outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
-      declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
-      paymentStatus: next.paymentStatus,
-      eventIds,
-    };
+    const eventIds = await appendEventsToPublish(trx, env, args.accountId, outcomeEvents(args, next, charge, updated), health ? [health] : []);
+    return attemptResult(outcome, next.paymentStatus, eventIds);
   });
   // Counted once committed: a rolled-back attempt (retried by Temporal) changed nothing.
   if (entered) paymentTransitions.inc({ status: entered });

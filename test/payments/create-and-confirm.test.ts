@@ -6,7 +6,7 @@ import {
 import { eventually } from '../support/worker-process';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
 import { appendEventsOfWrite } from '../../db/events';
-import { chargeInsertWithPayment, newChargeState, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
+import { chargeInsertWithPayment, newChargeRow, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
 import { newId } from '../../lib/ids';
 import { onlyWithFirst } from '../../db/knex';
 import { singleUseCardsErasure } from '../../db/payment-methods';
@@ -78,7 +78,7 @@ describe('creating and confirming in one request', () => {
     ]);
     // The API's card and the answer's charges; the worker's card, routing inputs, config, and the row
     // with its plan, its first charge and both events (one statement, no transaction).
-    expect(alone).toHaveLength(7);
+    expect(alone, alone.join('\n')).toHaveLength(7);
     expectOneStatement(alone, 'insert into "live"."payments"', [
       '^with "alongside_0" as \\(insert into "live"."payments".*returning "id"\\)',
       ', "alongside_1" as \\(insert into "live"."routing_plans".*\\)',
@@ -107,7 +107,7 @@ describe('creating and confirming in one request', () => {
 
   it('writes a create\'s charge and events with its row only: a retry that finds the row written writes neither', async () => {
     const write = (payment: PaymentRow) => {
-      const charge = newChargeState({
+      const charge = newChargeRow({
         id: newId('ch'), payment_id: payment.id, payment_method_id: null, customer_id: null, account_id: payment.account_id, amount: payment.amount,
         currency: payment.currency, installments: 1, attempt_no: 1, routing_plan_id: null, payment_provider_id: null,
         payment_provider_config_id: f.primary.id, payment_provider_method_id: null, security: { secure_mode: 'NONE' }, payment_provider_config_snapshot: { id: f.primary.id },
