@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Db } from '../db/knex';
+import type { ProcessLease } from '../db/process-lease';
 import type { Authenticator } from './auth/authenticate';
 import type { Vault } from '../lib/vault';
 import type { LRUCache } from 'lru-cache';
@@ -15,6 +16,8 @@ export interface ApiDeps {
   vault: Vault;
   /** Account rows, cached for a few seconds (see Access). */
   accountCache: LRUCache<string, AccountRow>;
+  /** This process's lease, which its Idempotency-Key claims name (db/process-lease.ts). */
+  lease: ProcessLease;
   /** The Temporal client, connected on first use; rejects when Temporal is unreachable. */
   temporal(): Promise<Client>;
 }

@@ -13,6 +13,8 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start sets it)');
   const db = createDb(config.databaseUrl, { max: 20 });
   const deps = createApiDeps(db, config, config.temporal.address ?? 'localhost:7233');
+  // Taken before the first request, so no Idempotency-Key is claimed without it (null if Postgres is down).
+  await deps.lease.id();
   const server = createHttpServer(createApp(deps));
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   logger.info({ port: config.port }, 'api listening');
@@ -28,6 +30,7 @@ async function main(): Promise<void> {
     clearInterval(purge);
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await deps.lease.close();
     await db.destroy();
     const client = await deps.temporal().catch(() => undefined);
     await client?.connection.close();

@@ -122,7 +122,7 @@ const EMPTY_OBJECT_BODY = bodyValidator<Record<string, unknown>>(Type.Object({},
  * is consulted, so a stored reply is never handed to a credential that may not make the request.
  */
 export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
-  const idempotent = idempotency(deps.db, deps.config.apiKeyPepper, deps.vault);
+  const idempotent = idempotency(deps.db, deps.lease, deps.config.apiKeyPepper, deps.vault);
   const replayable = async (ctx: Koa.Context, principal: Principal, access: Access): Promise<void> => {
     await access.admit();
     await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps));

@@ -5,6 +5,8 @@ import type Koa from 'koa';
 import type { Config } from '../lib/config';
 import { connectClient } from '../workflows/client';
 import type { Db } from '../db/knex';
+import { processLease } from '../db/process-lease';
+import { logger } from '../lib/logger';
 import { createAuthenticator } from './auth/authenticate';
 import type { ApiDeps } from './deps';
 import { ApiError, errorBody } from './errors';
@@ -20,6 +22,7 @@ export function createApiDeps(db: Db, config: Config, temporalAddress: string): 
     auth: createAuthenticator(db, config),
     vault: new Vault(config.vaultKey),
     accountCache: new LRUCache({ max: 10_000, ttl: 5_000 }),
+    lease: processLease(db, (message, err) => logger.warn({ err }, message)),
     temporal() {
       client ??= connectClient(config, temporalAddress).catch((err) => {
         client = undefined;

@@ -1,4 +1,5 @@
 import type { Db } from './knex';
+import { leaseAlive } from './process-lease';
 
 /**
  * The idempotency store: `core.idempotency_keys`. One row per (scope, key): claimed by the first request,
@@ -15,6 +16,7 @@ export interface IdempotencyRow {
   response_body: unknown;
   response_headers: Record<string, string> | null;
   resource_id: string | null;
+  owner_lease: number | null;
   locked_at: Date;
   created_at: Date;
   expires_at: Date;
@@ -24,24 +26,28 @@ const TABLE = 'core.idempotency_keys';
 
 /**
  * Claims (scope, key) for a request with one INSERT … ON CONFLICT, so concurrent arrivals cannot both
- * run: true when this request may run. An expired key, or one held longer than `staleAfterMs` (its
- * request crashed), is taken over; a crashed request's reserved resource id stays reserved.
+ * run: true when this request may run. The claim names the claiming process's lease (`ownerLease`), so
+ * a key whose claiming process died is taken over at once; one whose process is alive stays claimed.
+ * An expired key, or one held longer than `staleAfterMs` (a claim without a lease, or a request hung in
+ * a live process), is taken over too. A crashed request's reserved resource id stays reserved.
  */
-export async function claimIdempotencyKey(db: Db, claim: { scope: string; key: string; requestHash: string; retentionMs: number; staleAfterMs: number }): Promise<boolean> {
+export async function claimIdempotencyKey(db: Db, claim: {
+  scope: string; key: string; requestHash: string; ownerLease: number | null; retentionMs: number; staleAfterMs: number;
+}): Promise<boolean> {
   const now = Date.now();
   const inserted = await db.raw<{ rows: unknown[] }>(
-    `INSERT INTO core.idempotency_keys (scope, key, request_hash, state, locked_at, created_at, expires_at)
-     VALUES (?, ?, ?, 'in_progress', now(), now(), ?)
+    `INSERT INTO core.idempotency_keys AS k (scope, key, request_hash, state, owner_lease, locked_at, created_at, expires_at)
+     VALUES (?, ?, ?, 'in_progress', ?, now(), now(), ?)
      ON CONFLICT (scope, key) DO UPDATE
        SET request_hash = EXCLUDED.request_hash, state = 'in_progress', response_status = NULL,
-           response_body = NULL, response_headers = NULL, locked_at = now(), created_at = now(),
-           expires_at = EXCLUDED.expires_at,
+           response_body = NULL, response_headers = NULL, owner_lease = EXCLUDED.owner_lease,
+           locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at,
            -- a crashed request's reserved resource stays reserved; an expired key starts afresh
-           resource_id = CASE WHEN core.idempotency_keys.expires_at < now() THEN NULL ELSE core.idempotency_keys.resource_id END
-       WHERE core.idempotency_keys.expires_at < now()
-          OR (core.idempotency_keys.state = 'in_progress' AND core.idempotency_keys.locked_at < ?)
+           resource_id = CASE WHEN k.expires_at < now() THEN NULL ELSE k.resource_id END
+       WHERE k.expires_at < now()
+          OR (k.state = 'in_progress' AND (k.locked_at < ? OR (k.owner_lease IS NOT NULL AND NOT ${leaseAlive('k.owner_lease')})))
      RETURNING key`,
-    [claim.scope, claim.key, claim.requestHash, new Date(now + claim.retentionMs), new Date(now - claim.staleAfterMs)],
+    [claim.scope, claim.key, claim.requestHash, claim.ownerLease, new Date(now + claim.retentionMs), new Date(now - claim.staleAfterMs)],
   );
   return inserted.rows.length === 1;
 }

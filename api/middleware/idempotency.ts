@@ -3,6 +3,7 @@ import { idempotencyReplays } from './metrics';
 import type Koa from 'koa';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Db } from '../../db/knex';
+import type { ProcessLease } from '../../db/process-lease';
 import {
   claimIdempotencyKey, findIdempotencyKey, releaseIdempotencyKey, reserveIdempotentResource, storeIdempotentAnswer,
 } from '../../db/idempotency';
@@ -13,7 +14,10 @@ import type { Principal } from '../auth/authenticate';
 
 const MAX_KEY_LENGTH = 255;
 const RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A request that has held its key this long is presumed dead (its process crashed): the key is free again. */
+/**
+ * A claim dies with its process (its lease, db/process-lease.ts); this bounds the rest: a claim made
+ * while the lease could not be had, or a request hung this long in a process still alive.
+ */
 const STALE_LOCK_MS = 5 * 60 * 1000;
 
 /**
@@ -54,12 +58,13 @@ function kept(status: number): boolean {
 /**
  * Idempotency-Key on every POST: the first request with a key runs and its response is stored; a retry
  * with the same body gets that response back (`Idempotent-Replayed: true`); a retry while the first
- * still runs gets 409; the same key with another body gets 422. The key is claimed with one
- * INSERT … ON CONFLICT, so concurrent arrivals cannot both run. It runs inside each route, after the
+ * still runs gets 409 — while its process lives: a claim whose process died (killed mid-request) is
+ * taken over by the next retry at once; the same key with another body gets 422. The key is claimed
+ * with one INSERT … ON CONFLICT, so concurrent arrivals cannot both run. It runs inside each route, after the
  * route has admitted the credential (api/route.ts): a stored reply goes only to a caller allowed to
  * make the request.
  */
-export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middleware {
+export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: Vault): Koa.Middleware {
   return async (ctx, next) => {
     const key = idempotencyKeyOf(ctx);
     if (!key) return next();
@@ -69,7 +74,9 @@ export function idempotency(db: Db, pepper: string, vault: Vault): Koa.Middlewar
     const scope = scopeOf(ctx.state.principal as Principal, ctx.query.account_id);
     const hash = requestHash(ctx, pepper);
 
-    const claimed = await claimIdempotencyKey(db, { scope, key, requestHash: hash, retentionMs: RETENTION_MS, staleAfterMs: STALE_LOCK_MS });
+    const claimed = await claimIdempotencyKey(db, {
+      scope, key, requestHash: hash, ownerLease: await lease.id(), retentionMs: RETENTION_MS, staleAfterMs: STALE_LOCK_MS,
+    });
     if (!claimed) {
       const row = await findIdempotencyKey(db, scope, key);
       if (!row) throw new ApiError('idempotency_key_in_use'); // released between our two statements

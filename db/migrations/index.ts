@@ -9,6 +9,7 @@ import * as providerEvents from './008_provider_events';
 import * as authentication from './009_authentication';
 import * as adaptiveRouting from './010_adaptive_routing';
 import * as paymentListIndexes from './011_payment_list_indexes';
+import * as idempotencyOwner from './012_idempotency_owner';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -24,6 +25,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['009_authentication', authentication],
   ['010_adaptive_routing', adaptiveRouting],
   ['011_payment_list_indexes', paymentListIndexes],
+  ['012_idempotency_owner', idempotencyOwner],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

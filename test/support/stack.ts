@@ -68,6 +68,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
       await new Promise<void>((resolve) => server.close(() => resolve()));
       const client = await deps.temporal().catch(() => undefined);
       await client?.connection.close();
+      await deps.lease.close();
       await db.destroy();
     },
   };

@@ -1,0 +1,94 @@
+import supertest from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, startStack, TestStack } from '../support/stack';
+import { CARDS, card, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
+import { ChildProcessHandle, spawnApi } from './support';
+
+// The processor takes 3 s to answer: long enough to kill the API while its create is in flight.
+const LATENCY_MS = 3000;
+
+let sim: TestSimulator;
+let stack: TestStack;
+let f: PaymentsFixture;
+let worker: WorkerProcess;
+const apis: ChildProcessHandle[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '10000' });
+  f = await paymentsFixture(stack, { primary: { latency_ms: LATENCY_MS } });
+  worker = await spawnWorker(stack);
+});
+afterAll(async () => {
+  for (const api of apis) if (api.proc.exitCode === null) api.proc.kill('SIGKILL');
+  await worker?.stop().catch(() => {});
+  await stack?.close();
+  await sim?.close();
+});
+
+async function api(): Promise<supertest.Agent> {
+  const started = await spawnApi(stack);
+  apis.push(started);
+  return supertest.agent(started.url);
+}
+
+function create(http: supertest.Agent, key: string, amount: number) {
+  return http.post('/v1/payments').set(bearer(f.merchant.secretKey)).set('Idempotency-Key', key)
+    .send({ amount, currency: 'USD', confirm: true, payment_method: card(CARDS.visa) });
+}
+
+const claimOf = (key: string) => stack.db('core.idempotency_keys').where({ key }).first();
+
+describe('an Idempotency-Key claimed by a request whose API process dies', () => {
+  it('is taken over by the next retry at once: one payment, one charge, the retry answered with it', async () => {
+    const key = `crash-${Date.now()}`;
+    const first = await api();
+    const inFlight = create(first, key, 4300).then((r) => r, (err: Error) => err);
+    // The claim is written and the authorization is at the processor: kill the API now.
+    await eventually(async () => (await claimOf(key))?.resource_id as string | undefined);
+    const paymentId = (await claimOf(key)).resource_id as string;
+    await eventually(async () => {
+      const charge = await stack.db('live.charges').where({ payment_id: paymentId }).first('id');
+      return charge && (await sim.key(charge.id)).calls >= 1;
+    });
+    apis[apis.length - 1].proc.kill('SIGKILL');
+    expect(await inFlight).toBeInstanceOf(Error);
+
+    const second = await api();
+    const retriedAt = Date.now();
+    const retry = await create(second, key, 4300);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(retry.body.data.id).toBe(paymentId);
+    expect(Date.now() - retriedAt).toBeLessThan(LATENCY_MS + 10_000);
+
+    const charges = await stack.db('live.charges').where({ payment_id: paymentId });
+    expect(charges).toHaveLength(1);
+    expect((await sim.key(charges[0].id)).calls).toBeGreaterThanOrEqual(1);
+    const payments = await stack.db('live.payments').where({ account_id: f.merchant.account.id, amount: 4300 });
+    expect(payments.map((p) => p.id)).toEqual([paymentId]);
+    const settled = await eventually(async () => {
+      const res = await second.get(`/v1/payments/${paymentId}`).set(bearer(f.merchant.secretKey));
+      return res.body.data.status === 'SUCCEEDED' ? res.body.data : undefined;
+    });
+    expect(settled.amount_received).toBe(4300);
+  }, 90_000);
+
+  it('still answers 409 to a retry while the claiming process is alive, then replays its answer', async () => {
+    const key = `alive-${Date.now()}`;
+    const [http, other] = [await api(), await api()];
+    const inFlight = create(http, key, 4400).then((r) => r);
+    await eventually(async () => (await claimOf(key))?.resource_id as string | undefined);
+
+    const early = await create(other, key, 4400);
+    expect(early.status, JSON.stringify(early.body)).toBe(409);
+    expect(early.body.error.details.reason).toBe('idempotency_key_in_use');
+
+    const answered = await inFlight;
+    expect(answered.status).toBe(201);
+    const replay = await create(http, key, 4400);
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.data.id).toBe(answered.body.data.id);
+  }, 90_000);
+});
