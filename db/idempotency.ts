@@ -11,7 +11,7 @@ export interface IdempotencyRow {
   scope: string;
   key: string;
   request_hash: string;
-  state: 'in_progress' | 'done';
+  state: 'in_progress' | 'done' | 'released';
   response_status: number | null;
   response_body: unknown;
   response_headers: Record<string, string> | null;
@@ -29,7 +29,9 @@ const TABLE = 'core.idempotency_keys';
  * run: true when this request may run. The claim names the claiming process's lease (`ownerLease`), so
  * a key whose claiming process died is taken over at once; one whose process is alive stays claimed.
  * An expired key, or one held longer than `staleAfterMs` (a claim without a lease, or a request hung in
- * a live process), is taken over too. A crashed request's reserved resource id stays reserved.
+ * a live process), is taken over too, and so is a released one. Only a retry of the same request takes
+ * over a key still within its retention (another body gets 422 from the caller), and a crashed or
+ * failed request's reserved resource id stays reserved for it.
  */
 export async function claimIdempotencyKey(db: Db, claim: {
   scope: string; key: string; requestHash: string; ownerLease: number | null; retentionMs: number; staleAfterMs: number;
@@ -45,7 +47,8 @@ export async function claimIdempotencyKey(db: Db, claim: {
            -- a crashed request's reserved resource stays reserved; an expired key starts afresh
            resource_id = CASE WHEN k.expires_at < now() THEN NULL ELSE k.resource_id END
        WHERE k.expires_at < now()
-          OR (k.state = 'in_progress' AND (k.locked_at < ? OR (k.owner_lease IS NOT NULL AND NOT ${leaseAlive('k.owner_lease')})))
+          OR (k.request_hash = EXCLUDED.request_hash AND (k.state = 'released' OR (k.state = 'in_progress'
+              AND (k.locked_at < ? OR (k.owner_lease IS NOT NULL AND NOT ${leaseAlive('k.owner_lease')}))))) 
      RETURNING key`,
     [claim.scope, claim.key, claim.requestHash, claim.ownerLease, new Date(now + claim.retentionMs), new Date(now - claim.staleAfterMs)],
   );
@@ -74,9 +77,14 @@ export async function storeIdempotentAnswer(db: Db, scope: string, key: string, 
   });
 }
 
-/** Frees the key: the answer is not one to replay (a retry may still succeed). */
+/**
+ * Frees the key: the answer is not one to replay (a retry may still succeed). A key that reserved a
+ * resource id keeps it, `released`, so the retry creates that same resource: a start that failed here
+ * may have reached Temporal, and a new id would make a second payment.
+ */
 export async function releaseIdempotencyKey(db: Db, scope: string, key: string): Promise<void> {
-  await db(TABLE).where({ scope, key }).del();
+  await db(TABLE).where({ scope, key }).whereNull('resource_id').del();
+  await db(TABLE).where({ scope, key }).whereNotNull('resource_id').update({ state: 'released', owner_lease: null });
 }
 
 /** Drops keys past their retention; run periodically by the API process. */

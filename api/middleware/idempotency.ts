@@ -81,7 +81,7 @@ export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: 
       const row = await findIdempotencyKey(db, scope, key);
       if (!row) throw new ApiError('idempotency_key_in_use'); // released between our two statements
       if (row.request_hash !== hash) throw new ApiError('idempotency_key_reused');
-      if (row.state !== 'done') throw new ApiError('idempotency_key_in_use');
+      if (row.state !== 'done') throw new ApiError('idempotency_key_in_use'); // or released meanwhile: retry
       ctx.status = row.response_status ?? 200;
       ctx.set(row.response_headers ?? {});
       ctx.set('Idempotent-Replayed', 'true');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TestStack } from '../support/stack';
 import { eventually } from '../support/worker-process';
-import { claimIdempotencyKey } from '../../db/idempotency';
+import { claimIdempotencyKey, findIdempotencyKey, releaseIdempotencyKey, reserveIdempotentResource } from '../../db/idempotency';
 import { LEASE_LOCK_CLASS, processLease, ProcessLease } from '../../db/process-lease';
 
 let stack: TestStack;
@@ -21,8 +21,8 @@ function newLease(): ProcessLease {
   return lease;
 }
 
-const claim = (key: string, ownerLease: number | null) => claimIdempotencyKey(stack.db, {
-  scope: 'test-lease', key, requestHash: 'h', ownerLease, retentionMs: 60_000, staleAfterMs: 300_000,
+const claim = (key: string, ownerLease: number | null, requestHash = 'h') => claimIdempotencyKey(stack.db, {
+  scope: 'test-lease', key, requestHash, ownerLease, retentionMs: 60_000, staleAfterMs: 300_000,
 });
 
 /** Ends the session that holds lease `id`, as Postgres does when the process behind it dies. */
@@ -62,5 +62,37 @@ describe('a process lease', () => {
     const key = `no-lease-${Date.now()}`;
     expect(await claim(key, null)).toBe(true);
     expect(await claim(key, await newLease().id())).toBe(false);
+  });
+});
+
+describe('a key whose request failed (5xx) after reserving a resource id', () => {
+  it('keeps the id for the retry of the same request, which takes the key over at once', async () => {
+    const lease = await newLease().id();
+    const key = `released-${Date.now()}`;
+    expect(await claim(key, lease)).toBe(true);
+    expect(await reserveIdempotentResource(stack.db, 'test-lease', key, 'pay_first')).toBe('pay_first');
+    await releaseIdempotencyKey(stack.db, 'test-lease', key);
+    expect((await findIdempotencyKey(stack.db, 'test-lease', key))?.state).toBe('released');
+
+    expect(await claim(key, lease, 'another body')).toBe(false);
+    expect(await claim(key, lease)).toBe(true);
+    expect(await reserveIdempotentResource(stack.db, 'test-lease', key, 'pay_second')).toBe('pay_first');
+  });
+
+  it('is forgotten when nothing was reserved', async () => {
+    const key = `released-bare-${Date.now()}`;
+    expect(await claim(key, await newLease().id())).toBe(true);
+    await releaseIdempotencyKey(stack.db, 'test-lease', key);
+    expect(await findIdempotencyKey(stack.db, 'test-lease', key)).toBeUndefined();
+  });
+
+  it('a crashed request is taken over only by the same request', async () => {
+    const gone = newLease();
+    const key = `crashed-${Date.now()}`;
+    expect(await claim(key, await gone.id())).toBe(true);
+    await endSessionOf((await gone.id())!);
+    const alive = await newLease().id();
+    expect(await claim(key, alive, 'another body')).toBe(false);
+    expect(await eventually(async () => claim(key, alive))).toBe(true);
   });
 });
