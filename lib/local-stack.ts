@@ -6,6 +6,11 @@
 export const LOCAL_TEMPORAL_PORT = 7233;
 export const LOCAL_TEMPORAL_ADDRESS = `localhost:${LOCAL_TEMPORAL_PORT}`;
 export const EMBEDDED_PG = { port: 54329, user: 'postgres', password: 'postgres', database: 'switchboard' } as const;
+/**
+ * Run as root, the embedded Postgres runs as the `postgres` OS user from a copy of its binaries here,
+ * with its data here too when that user cannot reach the data dir (db/embedded.ts).
+ */
+export const EMBEDDED_PG_ROOT_HOME = '/var/lib/switchboard';
 
 /** EMBEDDED_PG_PORT, else 54329. */
 export function embeddedPgPort(env: NodeJS.ProcessEnv = process.env): number {

@@ -1,15 +1,17 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { loadConfig, ROOT_DIR } from '../db/local-state';
 import { startLocalTemporal, LocalTemporal, TemporalCliMissing, TemporalExecutable } from './local-temporal';
 import { signDevToken } from '../lib/tokens';
 import { workerNodeArgs } from '../lib/config';
 import { createDb, migrate } from '../db/knex';
-import { startEmbeddedPostgres, EmbeddedPg } from '../db/embedded';
+import { startEmbeddedPostgres, EmbeddedPg, EmbeddedPgPortInUse } from '../db/embedded';
 import { DEMO_USER, DEMO_WORKSPACE, seedDemo } from './seed';
 import { embeddedPgPort, LOCAL_TEMPORAL_PORT } from '../lib/local-stack';
 import { ensureTemporalCli } from './temporal-cli';
+import { ConfigError } from '../lib/config';
 
 /**
  * `npm start`: the whole of Switchboard on one machine. Postgres (DATABASE_URL or embedded), migrations,
@@ -29,17 +31,32 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 30_000)
   throw new Error(`${url} did not come up within ${timeoutMs / 1000}s`);
 }
 
+/** Postgres up and the login accepted, checked first: knex would print a stack on its way to the same error. */
+async function reachPostgres(url: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 let stopAll: ((code: number) => Promise<void>) | undefined;
+/** How far the start got: what to do about a failure depends on it. */
+let stage: 'configuration' | 'postgres' | 'temporal' | 'processes' = 'configuration';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  stage = 'postgres';
   const children: { name: string; proc: ChildProcess }[] = [];
   let pg: EmbeddedPg | undefined;
   let temporal: LocalTemporal | undefined;
   let stopping = false;
+  let stopped: Promise<void> | undefined;
 
-  const stop = async (code: number) => {
-    if (stopping) return;
+  // Every caller (a signal, a child's exit, a failure) waits for the one ordered stop.
+  const stop = (code: number): Promise<void> => (stopped ??= (async () => {
     stopping = true;
     say('\nStopping…');
     // Children first (they drain HTTP requests and activities), then Temporal, then Postgres.
@@ -52,7 +69,7 @@ async function main(): Promise<void> {
     if (temporal) await temporal.stop().then(() => step('Temporal stopped'), () => {});
     if (pg) await pg.stop().then(() => step('Postgres stopped'), () => {});
     process.exit(code);
-  };
+  })());
   stopAll = stop;
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
@@ -65,16 +82,18 @@ async function main(): Promise<void> {
     : ensureTemporalCli('temporal', { dataDir: config.dataDir, log: step });
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    step(`Postgres: embedded, data in ${join(config.dataDir, 'pg')}`);
     pg = await startEmbeddedPostgres(config.dataDir, embeddedPgPort());
+    step(`Postgres: embedded, data in ${pg.databaseDir}`);
     databaseUrl = pg.url;
   } else {
     step('Postgres: DATABASE_URL');
   }
+  await reachPostgres(databaseUrl);
   const db = createDb(databaseUrl, { max: 2 });
   await migrate(db);
   step('migrations applied');
 
+  stage = 'temporal';
   let temporalAddress = config.temporal.address;
   let temporalUi = config.temporal.uiUrl;
   if (!temporalAddress) {
@@ -87,6 +106,7 @@ async function main(): Promise<void> {
     step(`Temporal: ${temporalAddress}`);
   }
 
+  stage = 'processes';
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -147,10 +167,46 @@ async function main(): Promise<void> {
   say('  Ctrl-C stops everything.');
 }
 
-main().catch(async (err) => {
-  // One line, no stack: what went wrong (or, without any Temporal CLI, what to install).
-  if (err instanceof TemporalCliMissing) console.error(err.message);
-  else console.error('Switchboard failed to start:', err instanceof Error ? err.message : err);
+/** A failure as one line: what went wrong and what to do about it, never a stack. */
+function failureLine(err: unknown): string {
+  if (err instanceof TemporalCliMissing) return err.message;
+  const advice = adviceFor(err);
+  return `Switchboard failed to start: ${whatWentWrong(err)}${advice ? ` — ${advice}` : ''}`;
+}
+
+function whatWentWrong(err: unknown): string {
+  // A connection refused on every address is an AggregateError with an empty message.
+  const cause = err instanceof AggregateError && !err.message ? err.errors[0] : err;
+  const text = cause instanceof Error ? cause.message || (cause as NodeJS.ErrnoException).code || cause.name : String(cause);
+  return text.split('\n').map((line) => line.trim()).find(Boolean) ?? 'an unknown error';
+}
+
+function adviceFor(err: unknown): string {
+  if (err instanceof ConfigError) return '';
+  if (err instanceof EmbeddedPgPortInUse) return 'stop what listens there, or set EMBEDDED_PG_PORT to a free port';
+  const { path, syscall } = (err ?? {}) as NodeJS.ErrnoException;
+  if (path && syscall && !syscall.startsWith('spawn')) return `let this user write ${path}, or set SB_DATA_DIR to a directory it can write`;
+  switch (stage) {
+    case 'configuration': return 'check SB_DATA_DIR and the settings in your environment';
+    case 'postgres': return process.env.DATABASE_URL
+      ? 'check that DATABASE_URL names a running Postgres this machine can reach and log in to'
+      : 'fix that, or set DATABASE_URL to a Postgres of your own';
+    case 'temporal': return process.env.TEMPORAL_ADDRESS
+      ? 'check that TEMPORAL_ADDRESS names a running Temporal server'
+      : 'is another Temporal dev server running (ports 7233, 8233)? Stop it, or set TEMPORAL_ADDRESS to a server of your own';
+    case 'processes': return 'the lines above say why';
+  }
+}
+
+let failed = false;
+async function fail(err: unknown): Promise<void> {
+  if (failed) return;
+  failed = true;
+  console.error(failureLine(err));
   if (stopAll) await stopAll(1);
   process.exit(1);
-});
+}
+// A child process that cannot be spawned emits 'error' outside any await: it must end the same way.
+process.on('uncaughtException', (err) => void fail(err));
+process.on('unhandledRejection', (err) => void fail(err));
+main().catch(fail);
