@@ -63,6 +63,11 @@ export interface PaymentRow {
   metadata: Record<string, string>;
   created_at: Date;
   updated_at: Date;
+  /** Why its workflow stopped acting on the payment (a write Postgres refuses for good), and since when; null while it acts. */
+  needs_attention_reason: string | null;
+  needs_attention_at: Date | null;
+  /** 0 when inserted, one more with every update (a trigger sets it: no writer can forget it). */
+  version: number;
 }
 
 export type ChargeStatus =
@@ -141,6 +146,7 @@ export const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status', 'auto_capture',
   'secure_mode', 'installments', 'routing_origin', 'routing', 'amount_capturable', 'amount_received', 'amount_refunded',
   'cancellation_reason', 'last_error', 'metadata', 'created_at', 'updated_at', 'pending_operation', 'next_action', 'return_url',
+  'needs_attention_reason', 'needs_attention_at', 'version',
 ] as const satisfies readonly (keyof PaymentRow)[];
 
 /** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
@@ -173,6 +179,11 @@ export async function readPayment(db: Knex, env: Environment, id: string): Promi
   return payment;
 }
 
+/** A payment's row by id, as a select to run inside another store's statement (`where not exists`). */
+export function paymentById(db: Knex, env: Environment, id: string): Knex.QueryBuilder {
+  return payments(db, env).where({ id }).select('id');
+}
+
 /** Some payments by id, in one query (routing plans embed theirs). */
 export async function findPayments(db: Knex, env: Environment, ids: string[]): Promise<PaymentRow[]> {
   return ids.length ? payments(db, env).whereIn('id', ids) : [];
@@ -194,9 +205,9 @@ export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: 
     ...payment,
     payment_method_id: null, status: 'CREATED', routing_origin: 'MERCHANT_DIRECT',
     amount_capturable: 0, amount_received: 0, amount_refunded: 0, cancellation_reason: null, last_error: null,
-    pending_operation: null, next_action: null, return_url: null,
+    pending_operation: null, next_action: null, return_url: null, needs_attention_reason: null, needs_attention_at: null,
     ...confirmed,
-    created_at: at, updated_at: at,
+    created_at: at, updated_at: at, version: 0,
   };
 }
 
@@ -280,10 +291,31 @@ export async function listPayments(
 
 export type StuckPayment = Pick<PaymentRow, 'id' | 'account_id' | 'amount' | 'currency' | 'updated_at'>;
 
-/** Payments PROCESSING, untouched since before `cutoff`, longest first (the watchdog's look). */
+/** Payments PROCESSING, untouched since before `cutoff`, longest first (the watchdog's look; a payment needing attention is told already). */
 export async function processingSince(db: Knex, env: Environment, cutoff: Date, limit: number): Promise<StuckPayment[]> {
-  return payments(db, env).where({ status: 'PROCESSING' }).where('updated_at', '<', cutoff)
+  return payments(db, env).where({ status: 'PROCESSING' }).where('updated_at', '<', cutoff).whereNull('needs_attention_at')
     .orderBy('updated_at').limit(limit).select('id', 'account_id', 'amount', 'currency', 'updated_at');
+}
+
+/**
+ * Flags a payment for an operator (its workflow stopped acting on it), once: a flag already there keeps
+ * its reason and time. Its status and amounts stay as they are. Answers whether the row was flagged now.
+ */
+export async function flagNeedsAttention(db: Knex, env: Environment, id: string, reason: string): Promise<boolean> {
+  const rows = await paymentsTable(db, env).where({ id }).whereNull('needs_attention_at')
+    .update({ needs_attention_reason: reason, needs_attention_at: db.fn.now(), updated_at: new Date() }).returning('id');
+  return rows.length > 0;
+}
+
+export type PaymentNeedingAttention = Pick<PaymentRow,
+  'id' | 'account_id' | 'amount' | 'currency' | 'status' | 'needs_attention_reason' | 'needs_attention_at' | 'last_error'>;
+
+/** Payments flagged for an operator, the longest-flagged first (`ops payments:attention`). */
+export async function needingAttention(db: Knex, env: Environment, filter: { accountId?: string }, limit: number): Promise<PaymentNeedingAttention[]> {
+  const q = payments(db, env).whereNotNull('needs_attention_at');
+  if (filter.accountId) void q.where({ account_id: filter.accountId });
+  return q.orderBy('needs_attention_at').limit(limit)
+    .select('id', 'account_id', 'amount', 'currency', 'status', 'needs_attention_reason', 'needs_attention_at', 'last_error');
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -395,26 +427,27 @@ export function chargeAfter(charge: ChargeRow, patch: ChargePatch, at: Date): Ch
   return { ...charge, ...rest, exchanges: exchanges ? [...charge.exchanges, ...exchanges] : charge.exchanges, updated_at: at };
 }
 
-/** `payment` as its update with `patch` at `at` leaves it. */
+/** `payment` as its update with `patch` at `at` leaves it (its version one more, as the trigger sets it). */
 export function paymentAfter(payment: PaymentRow, patch: PaymentPatch, at: Date): PaymentRow {
-  return { ...payment, ...patch, updated_at: at };
+  return { ...payment, ...patch, updated_at: at, version: payment.version + 1 };
 }
 
 /** What an outcome's one statement holds a payment's row to: as its attempt read or wrote it. */
-export type PaymentGuard = Pick<PaymentRow, 'id' | 'status' | 'updated_at'>;
+export type PaymentGuard = Pick<PaymentRow, 'id' | 'version'>;
 
 /**
  * The update of a charge still CREATED that records its attempt's outcome, unrun, as the first CTE of one
  * statement with everything that goes with it (the payment's update, the cards' and the health's, the
  * events: each written only if this one is, db/knex.ts). It applies only while the charge is CREATED and
- * its payment's row is still `payment` (its status and its `updated_at`, which every write of a payment
- * sets): that row is locked by the check (`FOR UPDATE`), so nothing changes it before the statement's own
- * update of it. Returns the charge's id when it applies, nothing when it does not (then nothing is written).
+ * its payment's row is still `payment` (its `version`, which every update of a payment moves on, even
+ * two in the same millisecond): that row is locked by the check (`FOR UPDATE`), so nothing changes it
+ * before the statement's own update of it. Returns the charge's id when it applies, nothing when it does
+ * not (then nothing is written).
  */
 export function chargeOutcomeUpdate(db: Knex, env: Environment, id: string, payment: PaymentGuard, patch: ChargePatch, at: Date): Knex.QueryBuilder {
   return chargesTable(db, env).where({ id, status: 'CREATED' })
     .whereExists((unchanged) => {
-      void unchanged.select(1).from(envTable(env, 'payments')).where({ id: payment.id, status: payment.status, updated_at: payment.updated_at }).forUpdate();
+      void unchanged.select(1).from(envTable(env, 'payments')).where({ id: payment.id, version: payment.version }).forUpdate();
     })
     .update(chargeSet(db, patch, at)).returning('id');
 }

@@ -9,7 +9,7 @@ import { type Args, type Command, type Ctx, EXIT, failure, OpsError, type OpsIo,
 import { WEBHOOKS_USAGE, webhookCommands } from './ops/webhooks';
 
 /**
- * `npm run ops -- <command>`: the operator's tools for stuck payments and failed webhooks. Talks to
+ * `npm run ops -- <command>`: the operator's tools for stuck payments, payments needing attention and failed webhooks. Talks to
  * Postgres and Temporal directly (the same DATABASE_URL / TEMPORAL_ADDRESS as the server; with
  * nothing set, those of a running `npm start`). Exit codes: 0 ok, 1 failure, 2 usage, 3 not found.
  * The commands live by feature in scripts/ops/.

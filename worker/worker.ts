@@ -8,6 +8,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUES } from '../workflows/contract';
 import { ROOT_DIR } from '../db/local-state';
 import { currentTracing, workflowClientInterceptors, WORKFLOW_INTERCEPTOR_MODULES, type Tracing } from '../telemetry/tracing';
+import { permanentDataErrors } from './data-errors';
 
 export const WORKFLOW_BUNDLE_PATH = join(ROOT_DIR, 'dist', 'workflow-bundle.js');
 
@@ -27,13 +28,17 @@ export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
   const workflows = bundlePath
     ? { workflowBundle: { codePath: bundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
+  const tracing = tracingOptions(currentTracing(), !bundlePath);
+  // The data-error classification runs inside tracing's, so a span records the failure as it leaves.
+  const interceptors = { ...tracing.interceptors, activity: [...(tracing.interceptors?.activity ?? []), permanentDataErrors] };
   return Promise.all(Object.values(TASK_QUEUES).map((taskQueue) => Worker.create({
     connection: setup.connection,
     namespace: setup.namespace,
     taskQueue,
     activities,
     ...workflows,
-    ...tracingOptions(currentTracing(), !bundlePath),
+    ...tracing,
+    interceptors,
     maxCachedWorkflows: setup.config.workerMaxCachedWorkflows,
     shutdownGraceTime: '10s',
     ...setup.tuning,

@@ -20,6 +20,7 @@ import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { cardUse, type CreateAndPlan, type Written } from './records';
+import { MissingRowError } from '../../lib/data-errors';
 
 /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
 async function captureAfterApproval(args: AttemptArgs, approved: Approved, provider: OpenProvider, currency: string): Promise<OperationOutput> {
@@ -163,8 +164,8 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     // A retry after this activity committed its outcome (the worker died before reporting it): answer
     // with what was recorded instead of calling the processor again.
     if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
-    // The workflow writes the row before any attempt: a missing one is a moment's lag, retried.
-    if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
+    // The workflow writes the row before any attempt and only then schedules one: a missing row was deleted.
+    if (!payment) throw new MissingRowError('payment', args.paymentId);
     const provider = written?.first?.provider ?? await openProvider(deps, env, args.candidate.providerConfigId);
     // The charge as this attempt writes it (undefined when an earlier try wrote it): its outcome is
     // recorded from it without reading it again.
@@ -234,7 +235,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     async reconcileCharge({ notification, ...args }: ReconcileArgs): Promise<ReconcileResult> {
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
-      if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
+      if (!charge) throw new MissingRowError('charge', args.chargeId);
       if (charge.status !== 'UNKNOWN') return { ...(await recordedAttempt(db, args)), pending: false };
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
       // A signal without a stored event behind it is ignored: the processor is asked, as when none came.

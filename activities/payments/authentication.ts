@@ -8,6 +8,7 @@ import { notifiedAuthorization, withAutoCapture } from './attempts';
 import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { applyOutcome, recordedAttempt } from './outcomes';
+import { MissingRowError } from '../../lib/data-errors';
 
 const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus' | 'eventIds'> = { outcome: 'requires_action', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
 
@@ -47,7 +48,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const { notification, returned, ...attempt } = args;
       const env = attempt.environment;
       const charge = await findCharge(db, env, attempt.chargeId);
-      if (!charge) throw new Error(`charge ${attempt.chargeId} is missing`);
+      if (!charge) throw new MissingRowError('charge', attempt.chargeId);
       // Settled already (the other path won, or this activity is retried after its commit): as recorded.
       if (charge.status !== 'REQUIRES_ACTION') {
         const recorded = await recordedAttempt(db, attempt);
@@ -82,7 +83,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const { reason, ...attempt } = args;
       const env = attempt.environment;
       const charge = await findCharge(db, env, attempt.chargeId);
-      if (!charge) throw new Error(`charge ${attempt.chargeId} is missing`);
+      if (!charge) throw new MissingRowError('charge', attempt.chargeId);
       if (charge.status !== 'REQUIRES_ACTION') return recordedAttempt(db, attempt);
       const provider = await openProvider(deps, env, attempt.candidate.providerConfigId);
       const ended = await askProcessor(attempt, provider, {});

@@ -16,6 +16,7 @@ import type { ProviderExchange } from '../providers/types';
 import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { chargeEvent, paymentEvent } from './events';
+import { MissingRowError } from '../../lib/data-errors';
 
 interface Recording extends PaymentRef { chargeId: string; context: RequestContext }
 
@@ -97,7 +98,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     async captureCharge(args: CaptureArgs): Promise<CaptureResult> {
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
-      if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
+      if (!charge) throw new MissingRowError('charge', args.chargeId);
       if (charge.status === 'CAPTURED') {
         return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
       }
@@ -131,7 +132,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       let voidExchange: ProviderExchange | undefined;
       if (args.chargeId) {
         const charge = await findCharge(db, env, args.chargeId);
-        if (!charge) throw new Error(`charge ${args.chargeId} is missing`);
+        if (!charge) throw new MissingRowError('charge', args.chargeId);
         if (charge.status === 'AUTHORIZED') {
           const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
           const result = await withHeartbeat(adapter.void({ credentials, idempotencyKey: operationKey(args.chargeId, 'void', args.sequence), providerReference: charge.provider_reference ?? '' }));
@@ -162,7 +163,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const { pending, notification } = args;
       const recording = { ...args, chargeId: pending.chargeId };
       const charge = await findCharge(db, env, pending.chargeId);
-      if (!charge) throw new Error(`charge ${pending.chargeId} is missing`);
+      if (!charge) throw new MissingRowError('charge', pending.chargeId);
       if (charge.status === 'CAPTURED') return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
       if (charge.status === 'VOIDED') return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds: [] };
       // Only a stored, verified event about this operation settles it; a forged signal leaves it pending.

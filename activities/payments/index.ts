@@ -1,5 +1,6 @@
 import type { PaymentActivities } from '../../workflows/payments/contract';
 import { attemptActivities, firstAttemptWithRow } from './attempts';
+import { attentionActivities } from './attention';
 import { authenticationActivities } from './authentication';
 import { commandActivities } from './commands';
 import type { PaymentActivityDeps } from './deps';
@@ -20,5 +21,6 @@ export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities 
     createPaymentPlanAndAuthorize: firstAttemptWithRow(createPaymentAndPlan, authorize, prepareCharge),
     ...commandActivities(deps),
     ...authenticationActivities(deps),
+    ...attentionActivities(deps),
   } satisfies PaymentActivities;
 }

@@ -12,6 +12,7 @@ import { healthUpsert, type HealthSample } from '../../db/provider-health';
 import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
+import { MissingRowError } from '../../lib/data-errors';
 
 /** The decline recorded when an attempt is told a card its payment may not use (or one used up meanwhile). */
 export const PAYMENT_METHOD_UNAVAILABLE = 'payment_method_unavailable';
@@ -275,7 +276,7 @@ export async function applyOutcome(
     };
     const locked = async () => {
       const row = await lockCharge(trx, env, args.chargeId);
-      if (!row) throw new Error(`charge ${args.chargeId} is missing`);
+      if (!row) throw new MissingRowError('charge', args.chargeId);
       return row;
     };
     const { current, next, charge } = (written && await record(written, true)) || (await record(await locked(), false))!;
@@ -312,7 +313,8 @@ export async function recordedAttempt(db: Knex, args: AttemptArgs): Promise<Atte
   const env = args.environment;
   const charge = await findCharge(db, env, args.chargeId);
   const payment = await findPayment(db, env, args.paymentId);
-  if (!charge || !payment) throw new Error(`charge ${args.chargeId} of payment ${args.paymentId} is missing`);
+  if (!charge) throw new MissingRowError('charge', args.chargeId);
+  if (!payment) throw new MissingRowError('payment', args.paymentId);
   return {
     outcome: RECORDED_OUTCOME[charge.status] ?? (charge.decline_code === 'provider_unavailable' ? 'transport_error' : 'soft_decline'),
     declineCode: charge.decline_code ?? undefined,

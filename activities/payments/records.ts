@@ -16,6 +16,7 @@ import type {
 import type { PaymentActivityDeps } from './deps';
 import { paymentEvent } from './events';
 import { PAYMENT_METHOD_UNAVAILABLE } from './outcomes';
+import { MissingRowError } from '../../lib/data-errors';
 
 /**
  * Which card the payment `row` may be charged with: the one it was told, re-checked against the
@@ -196,7 +197,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
     }
     const payment = await findPayment(db, args.environment, args.paymentId);
-    if (!payment) throw new Error(`payment ${args.paymentId} is missing`);
+    if (!payment) throw new MissingRowError('payment', args.paymentId);
     const planned = await planFor(db, args, payment);
     return db.transaction(async (trx) => {
       const row = await updatePayment(trx, args.environment, args.paymentId, plannedPatch(args, payment, planned), planStatements(trx, args, planned));

@@ -62,6 +62,10 @@ export const PaymentSchema = Resource('payment', {
     }, { description: 'a capture or void the processor received and will confirm by notification (Adyen); the status moves on then' }),
     Type.Null(),
   ]),
+  needs_attention: Type.Boolean({
+    description: 'the payment\'s workflow stopped acting on it (a write the database refuses for good): an operator settles it; the status stays what the money is',
+  }),
+  needs_attention_reason: Type.Union([Type.String(), Type.Null()], { description: 'why, while needs_attention (e.g. permanent_data_error)' }),
   metadata: Type.Record(Type.String(), Type.String()), ...Stamps,
   charges: Type.Optional(Type.Array(ChargeSchema)),
   customer: Type.Optional(Type.Union([Open, Type.Null()])),
@@ -191,6 +195,8 @@ export function serializePayment(row: PaymentRow | AnsweredPayment, embeds: Paym
       ? { type: row.next_action.type, redirect_to_url: { ...row.next_action.redirect_to_url }, since: row.next_action.since }
       : null,
     pending_operation: row.pending_operation ?? null,
+    needs_attention: row.needs_attention_at != null,
+    needs_attention_reason: row.needs_attention_reason ?? null,
     metadata: row.metadata ?? {},
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

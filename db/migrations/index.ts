@@ -10,6 +10,8 @@ import * as authentication from './009_authentication';
 import * as adaptiveRouting from './010_adaptive_routing';
 import * as paymentListIndexes from './011_payment_list_indexes';
 import * as idempotencyOwner from './012_idempotency_owner';
+import * as needsAttention from './013_needs_attention';
+import * as paymentVersion from './014_payment_version';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -26,6 +28,8 @@ const MIGRATIONS: [string, Migration][] = [
   ['010_adaptive_routing', adaptiveRouting],
   ['011_payment_list_indexes', paymentListIndexes],
   ['012_idempotency_owner', idempotencyOwner],
+  ['013_needs_attention', needsAttention],
+  ['014_payment_version', paymentVersion],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

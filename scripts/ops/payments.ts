@@ -1,7 +1,7 @@
-/** `npm run ops -- payments:…`: stuck payments, one payment's row and live workflow state, cancel. */
+/** `npm run ops -- payments:…`: stuck payments, payments needing attention, one payment's row and live workflow state, cancel. */
 import { userInfo } from 'node:os';
 import ms from 'ms';
-import { chargesOfPayments, findPayment } from '../../db/payments';
+import { chargesOfPayments, findPayment, needingAttention } from '../../db/payments';
 import { latestRoutingPlanOf } from '../../db/routing-plans';
 import { ApiError } from '../../lib/errors';
 import { isNotFound, temporalUiLink } from '../../workflows/client';
@@ -10,13 +10,15 @@ import {
 } from '../../workflows/payments/client';
 import type { PaymentState } from '../../workflows/payments/contract';
 import {
-  age, type Args, type Command, type Ctx, EXIT, failure, inEnvironments, iso, kv, money, notFound, onePositional, option,
+  age, type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, inEnvironments, iso, kv, money, notFound, onePositional, option,
   parseDuration, parseLimit, print, table, usage, withTimeout,
 } from './shared';
 
 export const PAYMENTS_USAGE = `Payments
   payments:stuck [--older-than 5m] [--account acct_…] [--limit 100]
                                   payments in PROCESSING (Temporal: PaymentStatus="PROCESSING")
+  payments:attention [--account acct_…] [--limit 100]
+                                  payments whose workflow stopped on a write the database refuses (needs_attention)
   payments:show <pay_id>          the payment row, its charges and its workflow's live state
   payments:cancel <pay_id> [--reason requested_by_customer]
                                   cancel through the payment workflow (CREATED, FAILED, AUTHORIZED)
@@ -76,6 +78,40 @@ async function paymentsStuck(ctx: Ctx, args: Args): Promise<number> {
   return EXIT.ok;
 }
 
+/**
+ * Payments flagged `needs_attention` (docs/operators.md#needs-attention), from Postgres alone: their
+ * workflows have ended, so there is nothing to ask Temporal. Both environments, longest-flagged first.
+ */
+async function paymentsAttention(ctx: Ctx, args: Args): Promise<number> {
+  if (args.positionals.length) throw usage('payments:attention takes no positional arguments');
+  const limit = parseLimit(option(args, 'limit'), 100);
+  const account = option(args, 'account');
+  if (account !== undefined && !/^acct_[0-9A-Za-z]+$/.test(account)) throw usage(`--account takes an account id (acct_…), got "${account}"`);
+  const found = [];
+  for (const env of ENVIRONMENTS) {
+    for (const row of await needingAttention(ctx.db(), env, { accountId: account }, limit)) {
+      found.push({
+        payment_id: row.id, account_id: row.account_id, environment: env, amount: Number(row.amount), currency: row.currency,
+        status: row.status, reason: row.needs_attention_reason, since: iso(row.needs_attention_at), last_error: row.last_error ?? null,
+        workflow_id: paymentWorkflowLink(ctx.config, row.id).workflow_id, temporal_ui_url: paymentWorkflowLink(ctx.config, row.id).ui_url,
+      });
+    }
+  }
+  found.sort((a, b) => String(a.since).localeCompare(String(b.since)));
+  const shown = found.slice(0, limit);
+  print(ctx, shown, () => {
+    if (!shown.length) return 'No payment needs attention.';
+    return [
+      table(['PAYMENT', 'ACCOUNT', 'ENV', 'AMOUNT', 'DB STATUS', 'REASON', 'SINCE'], shown.map((p) => [
+        p.payment_id, p.account_id, p.environment, money(p.amount, p.currency), p.status, p.reason, p.since,
+      ])),
+      '',
+      `${shown.length} payment${shown.length === 1 ? '' : 's'} need${shown.length === 1 ? 's' : ''} attention: the status is what the database holds; check it against the processor. Next: npm run ops -- payments:show <id>`,
+    ].join('\n');
+  });
+  return EXIT.ok;
+}
+
 /** The payment's workflow as Temporal describes it, with its live `state` (or why either is missing). */
 async function workflowOf(ctx: Ctx, id: string) {
   const link = paymentWorkflowLink(ctx.config, id);
@@ -110,6 +146,7 @@ async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
     payment: {
       id: row.id, account_id: row.account_id, environment: env, status: row.status, amount: Number(row.amount), currency: row.currency,
       auto_capture: row.auto_capture, last_error: row.last_error ?? null, cancellation_reason: row.cancellation_reason ?? null,
+      needs_attention: row.needs_attention_at != null, needs_attention_reason: row.needs_attention_reason ?? null,
       created_at: iso(row.created_at), updated_at: iso(row.updated_at),
     },
     charges: charges.map((c) => ({
@@ -129,6 +166,7 @@ async function paymentsShow(ctx: Ctx, args: Args): Promise<number> {
         ['status', row.status], ['amount', money(row.amount, row.currency)], ['account', `${row.account_id} (${env})`],
         ['created', iso(row.created_at)], ['updated', `${iso(row.updated_at)} (${age(Date.now() - new Date(row.updated_at).getTime())} ago)`],
         ['last error', row.last_error ? JSON.stringify(row.last_error) : null],
+        ['needs attention', row.needs_attention_at ? `since ${iso(row.needs_attention_at)} (${row.needs_attention_reason})` : null],
       ]),
       '',
       `Charges (${charges.length})`,
@@ -180,6 +218,7 @@ function operator(): string {
 
 export const paymentCommands: Record<string, Command> = {
   'payments:stuck': paymentsStuck,
+  'payments:attention': paymentsAttention,
   'payments:show': paymentsShow,
   'payments:cancel': paymentsCancel,
 };

@@ -59,6 +59,7 @@ describe('GET /v1/payments/:id', () => {
           since: '2026-03-01T10:00:04.000Z',
         },
         pending_operation: null,
+        needs_attention: false, needs_attention_reason: null,
         metadata: { order: '42', 'ключ': 'значение "quoted"' },
         created_at: '2026-03-01T10:00:00.123Z', updated_at: '2026-03-01T10:00:05.456Z',
         temporal: {

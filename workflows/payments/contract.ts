@@ -5,6 +5,7 @@
  * Node and I/O. Everything here carries ids and facts, never a card number, CVC or credential.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { PERMANENT_DATA_ERROR, type DataErrorFacts } from '../../lib/data-errors';
 import { PROVIDER_EVENT_SIGNAL, type Environment, type ProviderEventSignal, type RequestContext } from '../contract';
 
 export const paymentWorkflowId = (paymentId: string) => `payment/${paymentId}`;
@@ -205,6 +206,11 @@ export interface PaymentState {
   pendingOperation?: PendingOperation;
   /** The charge waiting for the customer's authentication, and since when (ms since the epoch). */
   authentication?: { chargeId: string; since: number };
+  /**
+   * The workflow stopped acting on the payment: a step (a transition, or `create`) met a write Postgres
+   * refuses for good. The payment keeps the status it had; an operator takes it from here.
+   */
+  needsAttention?: { reason: string; step: string; since: number };
 }
 
 /** The `authenticationReturn` update: the customer is back from authenticating (the return params are sealed on the charge). */
@@ -395,11 +401,27 @@ export interface RecordedEvents { eventIds: string[] }
 
 /**
  * Failure types the payment activities throw: `not_found` (a provider config gone) and
- * `capture_declined` are final; `capture_pending` and `void_pending` are retried.
+ * `capture_declined` are final; `capture_pending` and `void_pending` are retried. `permanent_data_error`
+ * (any activity, from the worker's interceptor) is final: Postgres refuses the write on every attempt.
  */
 export const PAYMENT_ACTIVITY_FAILURES = {
   notFound: 'not_found', captureDeclined: 'capture_declined', capturePending: 'capture_pending', voidPending: 'void_pending',
+  permanentDataError: PERMANENT_DATA_ERROR,
 } as const;
+
+/** A payment its workflow stops acting on, to flag for an operator (flagPaymentNeedsAttention). */
+export interface NeedsAttentionArgs extends PaymentRef {
+  /** The failure's type: `permanent_data_error`. */
+  reason: string;
+  /** The transition (or `create`; `refund` for a refund of the payment) that met it. */
+  step: string;
+  /** The status the workflow knows the payment in (the row keeps its own); a refund's workflow knows none. */
+  status?: PaymentStatus;
+  /** The refund whose workflow stopped (the payment is flagged on its behalf). */
+  refundId?: string;
+  /** What the failure said: SQLSTATE and object names, never values. */
+  failure: { message: string; facts?: DataErrorFacts };
+}
 
 export interface PaymentActivities {
   /** Writes the payment row (and a guest customer) and `payment_intent.created`. Idempotent. */
@@ -427,4 +449,6 @@ export interface PaymentActivities {
   completeAuthentication(args: AuthenticationArgs): Promise<AttemptResult>;
   /** Gives up a wait for the customer: the charge is voided at the processor unless it completed meanwhile. */
   abandonAuthentication(args: AbandonArgs): Promise<AttemptResult>;
+  /** Flags the payment `needs_attention` and writes one `payment.needs_attention` notification. Idempotent. */
+  flagPaymentNeedsAttention(args: NeedsAttentionArgs): Promise<void>;
 }

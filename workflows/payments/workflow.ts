@@ -2,6 +2,7 @@ import {
   allHandlersFinished, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities, setCurrentDetails,
   setHandler, sleep, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
+import { permanentDataFailure, type PermanentDataFailure } from '../../lib/data-errors';
 import { withArticle } from '../../lib/errors';
 import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } from '../contract';
 import { idRandom, mintId } from '../ids';
@@ -14,7 +15,10 @@ import {
 } from './contract';
 import { WorkflowLock } from './lock';
 
-/** Short Postgres work: quick retries, forever (money state must always land). */
+/**
+ * Short Postgres work: quick retries, forever while the database is away (money state must always land).
+ * A write Postgres refuses for good fails at once (`permanent_data_error`, the worker's interceptor): see needsAttention.
+ */
 const records = proxyActivities<PaymentActivities & EventFanOutActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
@@ -115,6 +119,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     running = transition;
     try {
       return await fn();
+    } catch (err) {
+      // Checked before any await: a failure of another kind goes on exactly as it always has (replay).
+      const permanent = permanentDataFailure(err);
+      if (permanent) await needsAttention(transition, permanent);
+      throw err;
     } finally {
       running = undefined;
     }
@@ -124,6 +133,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
    * the table allowing the transition from the current status.
    */
   const refuseUnless = (transition: PaymentTransition, verb: string) => {
+    if (state.needsAttention) throw invalidState(state.status, `The payment needs an operator's attention (${state.needsAttention.reason}); it takes no more commands.`);
     // A walk waiting for the customer's authentication holds the lock, but a cancel may end the wait.
     if (transition === 'cancel' && state.authentication && state.status === 'REQUIRES_ACTION') return;
     const pending = state.pendingOperation;
@@ -180,11 +190,39 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       state.pendingOperation ? `${state.pendingOperation.operation} received by the processor, awaiting its notification` : '',
       state.authentication ? `waiting for customer authentication (since ${new Date(state.authentication.since).toISOString()}, charge ${state.authentication.chargeId})` : '',
       state.lastError ? `last error: ${state.lastError.code}` : '',
+      state.needsAttention ? `NEEDS ATTENTION: ${state.needsAttention.step} stopped on ${state.needsAttention.reason}; no more commands` : '',
     ].filter(Boolean).join('\n'));
   };
   const publish = async (eventIds: string[]) => {
     if (eventIds.length) await records.fanOutEvents({ environment: input.environment, eventIds });
   };
+
+  /**
+   * A step met a write Postgres refuses for good (an activity's `permanent_data_error`): retrying would
+   * loop forever, so the payment is flagged for an operator, once, keeping the status the money is in,
+   * and the workflow takes no more commands and ends (docs/operators.md#needs-attention).
+   */
+  async function needsAttention(step: string, failure: PermanentDataFailure): Promise<void> {
+    if (state.needsAttention) return;
+    state.needsAttention = { reason: PAYMENT_ACTIVITY_FAILURES.permanentDataError, step, since: Date.now() };
+    state.lastError = { code: PAYMENT_ACTIVITY_FAILURES.permanentDataError, message: failure.message };
+    log.error('payment needs attention', { paymentId: input.paymentId, step, failure: failure.message });
+    describe();
+    try {
+      await records.flagPaymentNeedsAttention({
+        ...ref, reason: state.needsAttention.reason, step, status: state.status, failure,
+      });
+    } catch (flagErr) {
+      // The state query and the workflow's details still say it.
+      log.error('flagging the payment failed', { paymentId: input.paymentId, error: String(flagErr) });
+    }
+  }
+  /** For steps outside an update (the row's write, the timers): a permanent data error ends the workflow, flagged, instead of failing it. */
+  async function unlessNeedsAttention(step: string, err: unknown): Promise<void> {
+    const permanent = permanentDataFailure(err);
+    if (!permanent) throw err;
+    await needsAttention(step, permanent);
+  }
 
   setHandler(paymentQueries.state, () => state);
 
@@ -251,7 +289,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   setHandler(paymentUpdates.create, async (args?: CreateInput): Promise<CommandResult> => {
     const confirm = args?.confirm;
     if (!confirm) {
-      await condition(() => created);
+      await condition(() => created || state.needsAttention !== undefined);
       return { status: state.status };
     }
     const recorded = lean ? record(confirm) : undefined;
@@ -464,8 +502,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     } catch (err) {
       // Only a non-retryable activity failure lands here; the payment stays visible for an operator.
       log.error('payment walk failed', { paymentId: input.paymentId, error: String(err) });
-      state.lastError = { code: 'internal_error', message: String(err) };
       lastOutcome = 'failed';
+      const permanent = permanentDataFailure(err);
+      if (permanent) return needsAttention('walk', permanent);
+      state.lastError = { code: 'internal_error', message: String(err) };
       setStatus(state.status);
     }
   }
@@ -530,7 +570,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   // The payment row exists before anything else happens; `create` answers once it does.
-  await record();
+  try {
+    await record();
+  } catch (err) {
+    await unlessNeedsAttention('create', err);
+  }
 
   // Each expiry is one durable timer, armed once and never canceled: a finished workflow simply drops it.
   let paymentExpired = false;
@@ -546,14 +590,18 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   for (;;) {
     if (lock.isLocked()) {
       // A command is running: look again when it has ended.
-    } else if (FINAL_PAYMENT_STATUSES.includes(state.status)) {
+    } else if (FINAL_PAYMENT_STATUSES.includes(state.status) || state.needsAttention) {
       break;
     } else if (state.pendingOperation) {
       // A capture or void the processor received: its notification completes it (no timer runs meanwhile).
       const pending = state.pendingOperation;
       const notification = takeNotification(pending.operation, pending.chargeId);
       if (notification) {
-        await run('settle', () => settle(pending, notification));
+        try {
+          await run('settle', () => settle(pending, notification));
+        } catch (err) {
+          await unlessNeedsAttention('settle', err);
+        }
         continue;
       }
     } else if (allows('authExpiry', state.status)) {
@@ -562,7 +610,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
         void expireAt(authorizedAt + input.authExpiryMs).then(() => { authExpired = true; });
       }
       if (authExpired) {
-        await run('authExpiry', () => cancel('authorization_expired'));
+        try {
+          await run('authExpiry', () => cancel('authorization_expired'));
+        } catch (err) {
+          await unlessNeedsAttention('authExpiry', err);
+        }
         continue;
       }
     } else if (allows('paymentExpiry', state.status)) {
@@ -571,7 +623,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
         void expireAt(workflowInfo().startTime.getTime() + input.paymentExpiryMs).then(() => { paymentExpired = true; });
       }
       if (paymentExpired) {
-        await run('paymentExpiry', () => cancel('expired'));
+        try {
+          await run('paymentExpiry', () => cancel('expired'));
+        } catch (err) {
+          await unlessNeedsAttention('paymentExpiry', err);
+        }
         continue;
       }
     }
