@@ -13,7 +13,7 @@ import { serializeRefund } from '../api/resources/refunds';
 import { updateCharge } from '../db/payments';
 import { notificationExchange } from './providers/exchange';
 import { openProvider } from './providers/open';
-import type { OperationOutput, ProviderExchange, ProviderOutcome } from './providers/types';
+import type { OperationOutput, ProviderAdapter, ProviderExchange, ProviderOutcome } from './providers/types';
 import type { ProviderEventSignal, RequestContext } from '../workflows/contract';
 import { refundCommand, type RefundActivities, type RefundRef, type RefundResult, type ReservationResult, type RefundWorkflowInput } from '../workflows/refunds/contract';
 import { withHeartbeat } from './heartbeat';
@@ -48,16 +48,26 @@ function chargeRefundedEvent(ref: RefundRef, charge: ChargeRow): EventRecord {
   };
 }
 
+/**
+ * A refund that has just SUCCEEDED at a processor that may still report it failed carries how long the
+ * workflow listens for that (the adapter's `refundReversalWindowMs`).
+ */
+function withReversalWindow(result: RefundResult, adapter: Pick<ProviderAdapter, 'refundReversalWindowMs'>): RefundResult {
+  const windowMs = adapter.refundReversalWindowMs;
+  return result.status === 'SUCCEEDED' && windowMs ? { ...result, reversalWindowMs: windowMs } : result;
+}
+
 /** The refund activities; the workflow proxies them through the contract's RefundActivities. */
 export function refundActivities({ db, config, vault }: RefundActivityDeps) {
   /**
    * Records the provider's verdict once, with its events, in one transaction (db/refunds.ts
-   * settleRefund): SUCCEEDED moves the reserved amount to refunded, FAILED releases it.
+   * settleRefund): SUCCEEDED moves the reserved amount to refunded, FAILED releases it, and a refusal of
+   * a SUCCEEDED refund (the processor reversing it) takes the refunded amount back.
    */
   async function settle(ref: RefundRef, outcome: ProviderOutcome, exchange: ProviderExchange): Promise<RefundResult> {
     const env = ref.environment;
     const failureReason = outcome.kind === 'approved' ? undefined : 'declineCode' in outcome ? outcome.declineCode : 'provider_error';
-    let settledNow = false;
+    let settledNow: 'succeeded' | 'failed' | 'reversed' | undefined;
     const result = await db.transaction(async (trx): Promise<RefundResult> => {
       const verdict = failureReason === undefined ? { approved: true as const } : { approved: false as const, failureReason };
       const settled = await settleRefund(trx, env, ref.refundId, verdict, exchange);
@@ -65,15 +75,15 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       if (settled.outcome === 'unchanged') {
         return { status: settled.refund.status, failureReason: settled.refund.failure_reason ?? undefined, eventIds: [] };
       }
-      settledNow = true;
+      settledNow = settled.outcome;
       if (settled.outcome === 'succeeded') {
         const eventIds = await appendEvents(trx, env, [refundEvent(ref, 'refund.succeeded', settled.refund), chargeRefundedEvent(ref, settled.charge)]);
         return { status: 'SUCCEEDED' as const, eventIds };
       }
       const eventIds = await appendEvents(trx, env, [refundEvent(ref, 'refund.failed', settled.refund)]);
-      return { status: 'FAILED' as const, failureReason, eventIds };
+      return { status: 'FAILED' as const, failureReason, eventIds, ...(settled.outcome === 'reversed' ? { reversed: true } : {}) };
     });
-    if (settledNow) refunds.inc({ outcome: result.status === 'SUCCEEDED' ? 'succeeded' : 'failed' });
+    if (settledNow) refunds.inc({ outcome: settledNow });
     return result;
   }
 
@@ -121,11 +131,12 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       const found = await findRefundWithCharge(db, env, ref.refundId);
       if (!found) throw ApplicationFailure.nonRetryable(`refund ${ref.refundId} does not exist`, 'not_found');
       const { refund, charge } = found;
-      if (refund.status !== 'PENDING') return { status: refund.status, failureReason: refund.failure_reason ?? undefined, eventIds: [] };
       const configId = charge?.payment_provider_config_id;
       if (!configId) throw ApplicationFailure.nonRetryable(`charge ${refund.charge_id} has no provider config`, 'not_found');
       // Loaded just in time; never returned, so never in workflow history.
       const { credentials, adapter: provider } = await openProvider({ db, vault, config }, env, configId);
+      // Settled by an earlier try of this activity (its completion lost): the same answer, window included.
+      if (refund.status !== 'PENDING') return withReversalWindow({ status: refund.status, failureReason: refund.failure_reason ?? undefined, eventIds: [] }, provider);
 
       let result: OperationOutput = await withHeartbeat(provider.refund({
         credentials, idempotencyKey: refund.id, providerReference: charge.provider_reference ?? '', amount: Number(refund.amount), currency: refund.currency,
@@ -136,7 +147,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
         if (status.lookup === 'found' && status.operation === 'refund') result = { outcome: status.outcome, exchange: status.exchange };
       }
       const { outcome } = result;
-      if (outcome.kind === 'approved' || outcome.kind === 'hard_decline') return settle(ref, outcome, result.exchange);
+      if (outcome.kind === 'approved' || outcome.kind === 'hard_decline') return withReversalWindow(await settle(ref, outcome, result.exchange), provider);
       if (outcome.kind === 'pending') {
         // Received (Adyen; a Stripe refund still pending): the processor's notification settles it.
         await updateCharge(db, env, charge.id, { exchanges: [result.exchange] });
@@ -159,7 +170,10 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       const stored = await verifiedNotification(db, env, notification, notificationTarget('refund', found.charge, found.refund.id));
       if (!stored) return { status: found.refund.status, failureReason: found.refund.failure_reason ?? undefined, eventIds: [], awaitingNotification: found.refund.status === 'PENDING' };
       const outcome = stored.outcome.kind === 'soft_decline' ? { ...stored.outcome, kind: 'hard_decline' as const } : stored.outcome;
-      return settle(ref, outcome, notificationExchange(stored, ref.refundId));
+      const settled = await settle(ref, outcome, notificationExchange(stored, ref.refundId));
+      if (settled.status !== 'SUCCEEDED') return settled;
+      const { adapter } = await openProvider({ db, vault, config }, env, found.charge.payment_provider_config_id ?? '');
+      return withReversalWindow(settled, adapter);
     },
   } satisfies Omit<RefundActivities, 'fanOutEvents'>;
 }

@@ -164,16 +164,19 @@ export async function findRefundWithCharge(
 export type RefundVerdict = { approved: true } | { approved: false; failureReason: string };
 
 export type Settlement =
-  /** Settled before (a retry): nothing changed. */
+  /** Settled before (a retry), or a verdict that no longer applies (an approval of a reversed refund): nothing changed. */
   | { outcome: 'unchanged'; refund: RefundRow }
   | { outcome: 'succeeded'; refund: RefundRow; charge: ChargeRow }
-  | { outcome: 'failed'; refund: RefundRow };
+  | { outcome: 'failed'; refund: RefundRow }
+  /** A SUCCEEDED refund the processor reported failed afterwards: its amount is refundable again. */
+  | { outcome: 'reversed'; refund: RefundRow; charge: ChargeRow };
 
 /**
  * Records the provider's verdict once, in the caller's transaction: the refund row is locked and the
- * contract's REFUND_TRANSITIONS must allow the move (only PENDING settles). Approved moves the reserved
- * amount to refunded (charge and payment: a payment has one captured charge, so the payment follows it);
- * declined releases it. `exchange` joins the charge's log.
+ * contract's REFUND_TRANSITIONS must allow the move. From PENDING, approved moves the reserved amount
+ * to refunded (charge and payment: a payment has one captured charge, so the payment follows it) and
+ * declined releases it; from SUCCEEDED, declined takes the refunded amount back (`reverseRefunded`).
+ * `exchange` joins the charge's log.
  */
 export async function settleRefund(
   trx: Knex.Transaction, env: Environment, refundId: string, verdict: RefundVerdict, exchange: unknown,
@@ -183,6 +186,7 @@ export async function settleRefund(
   if (!REFUND_TRANSITIONS[refund.status].includes(verdict.approved ? 'SUCCEEDED' : 'FAILED')) return { outcome: 'unchanged', refund };
   const amount = Number(refund.amount);
   const log = trx.raw('exchanges || ?::jsonb', [JSON.stringify([exchange])]);
+  if (!verdict.approved && refund.status === 'SUCCEEDED') return reverseRefunded(trx, env, refund, verdict.failureReason, log);
   if (verdict.approved) {
     const [charge] = await trx(envTable(env, 'charges')).where({ id: refund.charge_id }).update({
       refunded_amount: trx.raw('refunded_amount + ?', [amount]),
@@ -204,4 +208,27 @@ export async function settleRefund(
   const [failed] = await refunds(trx, env).where({ id: refund.id })
     .update({ status: 'FAILED', failure_reason: verdict.failureReason, updated_at: trx.fn.now() }).returning('*');
   return { outcome: 'failed', refund: failed };
+}
+
+/**
+ * The processor took back a refund it had reported succeeded (the money never reached the customer):
+ * the refund FAILED, its amount off the charge's and the payment's refunded totals, so it is refundable
+ * again, and their statuses back to what the remaining refunds make them (CAPTURED / SUCCEEDED when none).
+ */
+async function reverseRefunded(trx: Knex.Transaction, env: Environment, refund: RefundRow, failureReason: string, log: Knex.Raw): Promise<Settlement> {
+  const amount = Number(refund.amount);
+  const [charge] = await trx(envTable(env, 'charges')).where({ id: refund.charge_id }).update({
+    refunded_amount: trx.raw('refunded_amount - ?', [amount]),
+    status: trx.raw(`CASE WHEN refunded_amount - ? > 0 THEN 'PARTIALLY_REFUNDED' ELSE 'CAPTURED' END`, [amount]),
+    exchanges: log,
+    updated_at: trx.fn.now(),
+  }).returning<ChargeRow[]>('*');
+  await trx(envTable(env, 'payments')).where({ id: refund.payment_id }).update({
+    amount_refunded: trx.raw('amount_refunded - ?', [amount]),
+    status: charge.status === 'CAPTURED' ? 'SUCCEEDED' : charge.status,
+    updated_at: trx.fn.now(),
+  });
+  const [reversed] = await refunds(trx, env).where({ id: refund.id })
+    .update({ status: 'FAILED', failure_reason: failureReason, updated_at: trx.fn.now() }).returning('*');
+  return { outcome: 'reversed', refund: reversed, charge };
 }

@@ -321,6 +321,12 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    * `captureDelayHours: 0`): an approval that arrives by notification is then a captured one.
    */
   capturesWithAuthorization?: boolean;
+  /**
+   * The processor may report a refund failed after it reported it succeeded (Stripe's `refund.failed` for
+   * a `succeeded` refund, Adyen's REFUNDED_REVERSED): for this long after it succeeded, the refund's
+   * workflow listens for that notification and reverses the refund. Absent: a succeeded refund is final.
+   */
+  refundReversalWindowMs?: number;
   /** Finishes an authorization that answered `requires_action`, once the customer is back. */
   completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
   /**

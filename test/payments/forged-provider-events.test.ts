@@ -10,7 +10,7 @@ import { eventually } from '../support/worker-process';
 import { startAdyenDouble, AdyenDouble } from '../doubles/adyen/server';
 import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../workflows/contract';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
-import { refundWorkflowId } from '../../workflows/refunds/contract';
+import { refundQueries, refundWorkflowId } from '../../workflows/refunds/contract';
 
 // Anyone who reaches the Temporal server can send the `providerEvent` signal (docs/security.md). These
 // tests send it straight through a Temporal client, as such an attacker would, with made-up outcomes:
@@ -255,7 +255,8 @@ describe('a forged providerEvent signal', () => {
     const after = await stack.db('sandbox.charges').where({ id: chargeId }).first();
     expect(Number(after.refunded_amount)).toBe(2500);
     expect(Number(after.pending_refund_amount)).toBe(0);
-    await eventually(async () => (await (await stack.deps.temporal()).workflow.getHandle(workflowId).describe()).status.name === 'COMPLETED' || undefined, 10_000, 100);
+    // Settled, the workflow listens on for Adyen taking the refund back (REFUNDED_REVERSED, docs/refunds.md).
+    await eventually(async () => (await (await stack.deps.temporal()).workflow.getHandle(workflowId).query(refundQueries.state)).reversibleUntil !== undefined || undefined, 10_000, 100);
     recordHistory('refund-forged-signal', workflowId);
   });
 });

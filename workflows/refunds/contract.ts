@@ -14,12 +14,13 @@ export const REFUND_REASONS = ['DUPLICATE', 'FRAUDULENT', 'REQUESTED_BY_CUSTOMER
 export type RefundReason = typeof REFUND_REASONS[number];
 
 /**
- * A refund's life (docs/payments.md): PENDING once its amount is reserved, then the provider's verdict
- * settles it once. SUCCEEDED and FAILED are final.
+ * A refund's life (docs/refunds.md): PENDING once its amount is reserved, then the provider's verdict
+ * settles it once. FAILED is final. SUCCEEDED → FAILED is the processor reversing a refund it reported
+ * succeeded (a Stripe refund that fails later, Adyen's REFUNDED_REVERSED): the amount becomes refundable again.
  */
 export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundStatus[]>> = {
   PENDING: ['SUCCEEDED', 'FAILED'],
-  SUCCEEDED: [],
+  SUCCEEDED: ['FAILED'],
   FAILED: [],
 };
 
@@ -80,6 +81,13 @@ export interface RefundState {
   failureReason?: string;
   /** The processor received the refund and reports its outcome by notification (Adyen). */
   awaitingNotification?: boolean;
+  /** SUCCEEDED, and listening until then (epoch ms) for the processor reporting it failed after all. */
+  reversibleUntil?: number;
+  /**
+   * A step met a write Postgres refuses for good: the refund keeps its status, its payment is flagged
+   * `needs_attention` on its behalf, and the workflow fails with that failure instead of retrying forever.
+   */
+  needsAttention?: { reason: string; step: string; since: number };
 }
 
 export const refundUpdates = {
@@ -110,6 +118,13 @@ export interface RefundResult {
   eventIds: string[];
   /** PENDING because the processor only received the refund: its notification settles it. */
   awaitingNotification?: boolean;
+  /**
+   * SUCCEEDED at a processor that may still report the refund failed (`refundReversalWindowMs` of its
+   * adapter): for this long the workflow keeps listening for that notification.
+   */
+  reversalWindowMs?: number;
+  /** This settlement reversed a refund that had SUCCEEDED (the processor reported it failed afterwards). */
+  reversed?: boolean;
 }
 
 /** The activities a refund workflow calls (`fanOutEvents` is the webhooks feature's); activities/refunds.ts builds its own two. */

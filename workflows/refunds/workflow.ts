@@ -1,13 +1,18 @@
 import {
-  allHandlersFinished, condition, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
+  allHandlersFinished, condition, log, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
+import { PERMANENT_DATA_ERROR, permanentDataFailure, type PermanentDataFailure } from '../../lib/data-errors';
 import { SEARCH_ATTRIBUTES, type ProviderEventSignal } from '../contract';
+import type { PaymentActivities } from '../payments/contract';
 import {
   RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundResult, refundSignals, RefundState, RefundStatus, refundUpdates,
   RefundWorkflowInput,
 } from './contract';
 
-/** Short Postgres work: quick retries, forever (money state must always land). */
+/**
+ * Short Postgres work: quick retries, forever while the database is away (money state must always land).
+ * A write Postgres refuses for good fails at once (`permanent_data_error`, the worker's interceptor): see attended.
+ */
 const records = proxyActivities<RefundActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
@@ -22,6 +27,12 @@ const providers = proxyActivities<RefundActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '5s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: ['not_found'] },
+});
+
+/** Flags the refund's payment for an operator when a step meets a permanent data error (see `attended`). */
+const attention = proxyActivities<Pick<PaymentActivities, 'flagPaymentNeedsAttention'>>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
 
 const FINAL: RefundState['status'][] = ['SUCCEEDED', 'FAILED'];
@@ -41,11 +52,17 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
   const setStatus = (status: RefundState['status']) => {
     state.status = status;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.RefundStatus, value: status }]);
+    describe();
+  };
+  const describe = () => {
+    const { status } = state;
     setCurrentDetails([
       `**${status}** · refund of ${state.amount ?? 'all that remains'} on charge ${input.chargeId} · payment ${input.paymentId}`,
       state.failureReason ? `failure: ${state.failureReason}` : '',
       status === 'PENDING' && state.awaitingNotification ? 'received by the processor, waiting for its notification' : '',
       status === 'PENDING' && !state.awaitingNotification ? 'waiting for the provider (a pending refundCharge activity shows its attempts and last error)' : '',
+      status === 'SUCCEEDED' && state.reversibleUntil ? `listening until ${new Date(state.reversibleUntil).toISOString()} for the processor reporting the refund failed after all` : '',
+      state.needsAttention ? `NEEDS ATTENTION: ${state.needsAttention.step} stopped on ${state.needsAttention.reason}; the payment is flagged` : '',
     ].filter(Boolean).join('\n'));
   };
   const publish = async (eventIds: string[]) => {
@@ -69,7 +86,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
     return { outcome: 'accepted', status: state.status as RefundStatus };
   });
 
-  const reservation = await records.reserveRefund(input);
+  const reservation = await attended('reserve', () => records.reserveRefund(input));
   if (reservation.outcome === 'rejected') {
     acceptance = reservation;
     setStatus('REJECTED');
@@ -89,21 +106,79 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
       refundId: input.refundId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment,
       paymentId: input.paymentId, chargeId: input.chargeId, context: input.context,
     };
-    let result: RefundResult = await providers.refundCharge(ref);
+    let result: RefundResult = await attended('refundCharge', () => providers.refundCharge(ref));
     if (result.awaitingNotification) {
       state.awaitingNotification = true;
       setStatus('PENDING');
       // Still awaiting after one: the signal named no stored event about this refund (forged); the next one may.
       while (result.awaitingNotification) {
         await condition(() => notifications.length > 0);
-        result = await records.settleRefundNotification({ ...ref, notification: notifications.shift()! });
+        result = await attended('settle', () => records.settleRefundNotification({ ...ref, notification: notifications.shift()! }));
       }
       state.awaitingNotification = false;
     }
     state.failureReason = result.failureReason;
     setStatus(result.status);
     await publish(result.eventIds);
+    if (result.status === 'SUCCEEDED' && result.reversalWindowMs) await watchForReversal(ref, result.reversalWindowMs);
   }
   await condition(allHandlersFinished);
   return state;
+
+  /**
+   * One step's activity. Postgres refusing its write for good (`permanent_data_error`, never retried)
+   * ends the refund visibly instead of looping: it keeps its status, its payment is flagged
+   * `needs_attention` naming it (docs/operators.md#needs-attention), and the failure fails the workflow.
+   */
+  async function attended<T>(step: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      const failure = permanentDataFailure(err);
+      if (failure) await flagForOperator(step, failure);
+      throw err;
+    }
+  }
+
+  async function flagForOperator(step: string, failure: PermanentDataFailure): Promise<void> {
+    state.needsAttention = { reason: PERMANENT_DATA_ERROR, step, since: Date.now() };
+    describe();
+    try {
+      await attention.flagPaymentNeedsAttention({
+        paymentId: input.paymentId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment,
+        reason: PERMANENT_DATA_ERROR, step: `refund ${step}`, refundId: input.refundId, failure,
+      });
+    } catch (flagErr) {
+      log.error('flagging the refund\'s payment failed', { refundId: input.refundId, error: String(flagErr) });
+    }
+  }
+
+  /**
+   * A processor may report a refund failed after it reported it succeeded (the card closed meanwhile): for
+   * its window the workflow listens for that notification, one durable timer, and reverses the refund
+   * once (db/refunds.ts). Approvals change nothing and are not even asked about; a refusal whose stored
+   * event does not back it (forged) leaves the refund SUCCEEDED and the watch on.
+   */
+  async function watchForReversal(ref: RefundRef, windowMs: number): Promise<void> {
+    const until = Date.now() + windowMs;
+    state.reversibleUntil = until;
+    describe();
+    try {
+      for (;;) {
+        const remaining = until - Date.now();
+        if (remaining <= 0 || !(await condition(() => notifications.length > 0, remaining))) return;
+        const notification = notifications.shift()!;
+        if (notification.outcome?.kind === 'approved') continue;
+        const reversal = await attended('reversal', () => records.settleRefundNotification({ ...ref, notification }));
+        if (reversal.status !== 'FAILED') continue;
+        state.failureReason = reversal.failureReason;
+        setStatus('FAILED');
+        await publish(reversal.eventIds);
+        return;
+      }
+    } finally {
+      state.reversibleUntil = undefined;
+      describe();
+    }
+  }
 }

@@ -43,6 +43,11 @@ export interface AdyenAdapter extends ProviderAdapter {
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+/**
+ * Adyen reports a refund the card scheme or issuer returned after its REFUND succeeded as
+ * REFUNDED_REVERSED; that comes within weeks, so a refund is watched for 30 days after it succeeded.
+ */
+export const REFUND_REVERSAL_WINDOW_MS = 30 * 24 * 3_600_000;
 /** For an authorize without a returnUrl (direct adapter use): Adyen requires one even where no redirect happens. */
 export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 
@@ -191,6 +196,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     defaultMethods: ADYEN_CATALOGUE.defaultMethods,
     credentialsSchema: ADYEN_CATALOGUE.credentialsSchema,
     capturesWithAuthorization: true,
+    refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
     parseWebhook: parseAdyenWebhook,
 
     authorize(input: AuthorizeInput) {

@@ -22,6 +22,11 @@ export interface StripeAdapterOptions {
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Stripe's search index lags behind writes ("typically within a minute"): an empty search is not conclusive before this. */
 export const SEARCH_SETTLE_MS = 120_000;
+/**
+ * A succeeded refund can still fail at Stripe (the card was closed or expired meanwhile: `refund.failed`,
+ * the refund `failed`); the bank tells within weeks, so a refund is watched for 30 days after it succeeded.
+ */
+export const REFUND_REVERSAL_WINDOW_MS = 30 * 24 * 3_600_000;
 /** Pinned, so the shapes we read do not move under us. */
 export const STRIPE_API_VERSION = '2025-02-24.acacia';
 /**
@@ -127,6 +132,7 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     defaultMethods: STRIPE_CATALOGUE.defaultMethods,
     credentialsSchema: STRIPE_CATALOGUE.credentialsSchema,
     notFoundSettleMs: SEARCH_SETTLE_MS,
+    refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
     parseWebhook: parseStripeWebhook,
 
     authorize(input: AuthorizeInput) {

@@ -132,7 +132,11 @@ export interface StripeDouble {
   webhooksSent(): WebhookDelivery[];
   /** Resolves once no event is waiting to be sent or retried (held ones aside). */
   webhooksIdle(): Promise<void>;
-  /** A `pending` (or `requires_action`) refund ends: refund.updated, plus refund.failed when it failed. */
+  /**
+   * A `pending` (or `requires_action`) refund ends: refund.updated, plus refund.failed when it failed. A
+   * `succeeded` one may still fail, as at Stripe when the card was closed meanwhile: the same two events,
+   * `previous_attributes.status` `succeeded`, and the amount back on the charge.
+   */
   settleRefund(refundId: string, status: 'succeeded' | 'failed'): any;
   close(): Promise<void>;
 }
@@ -488,7 +492,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   function settleRefund(refundId: string, status: 'succeeded' | 'failed') {
     const refund = refunds.get(refundId);
     if (!refund) throw new Error(`No such refund: '${refundId}'`);
-    if (refund.status !== 'pending' && refund.status !== 'requires_action') throw new Error(`Refund ${refundId} is ${refund.status}, not pending`);
+    const open = refund.status === 'pending' || refund.status === 'requires_action' || (refund.status === 'succeeded' && status === 'failed');
+    if (!open) throw new Error(`Refund ${refundId} is ${refund.status}: it cannot become ${status}`);
     const previous = { status: refund.status };
     cause = { id: null, idempotency_key: null };
     Object.assign(refund, { status, ...(status === 'failed' ? { failure_reason: 'expired_or_canceled_card' } : {}) });
