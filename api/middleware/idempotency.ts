@@ -92,6 +92,7 @@ export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: 
 
     ctx.state.idempotency = {
       reserve: (fresh: string) => reserveIdempotentResource(db, scope, key, fresh),
+      commandId: commandIdOf(pepper, scope, key),
     } satisfies IdempotencyState;
     try {
       await next();
@@ -122,6 +123,19 @@ function unseal(vault: Vault, stored: unknown): unknown {
 export interface IdempotencyState {
   /** The id to create the resource under: `fresh`, or the one a crashed earlier try with this key reserved. */
   reserve(fresh: string): Promise<string>;
+  /** The id a workflow command sent by this request carries, the same for each retry of it. */
+  commandId: string;
+}
+
+/** A workflow update's id for (scope, key): keyed by the pepper, so history shows neither the key nor the credential. */
+function commandIdOf(pepper: string, scope: string, key: string): string {
+  return `idem-${createHmac('sha256', pepper).update(`${scope}\n${key}`).digest('base64url').slice(0, 32)}`;
+}
+
+/** The options of a workflow command sent by this request: its retries carry the same update id. */
+export function commandOptions(ctx: Koa.Context): { updateId?: string } {
+  const state = ctx.state.idempotency as IdempotencyState | undefined;
+  return state ? { updateId: state.commandId } : {};
 }
 
 /** The id a create route should use: reserved under the request's Idempotency-Key when there is one. */

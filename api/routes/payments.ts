@@ -14,7 +14,7 @@ import type { AccountScope } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { ApiError, withArticle } from '../errors';
-import { reserveResourceId } from '../middleware/idempotency';
+import { commandOptions, reserveResourceId } from '../middleware/idempotency';
 import { PaymentOrCheckoutSchema, PaymentSchema, PaymentStatusSchema } from '../resources/payments';
 import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
@@ -296,7 +296,7 @@ export const paymentRoutes = [
         result = await confirmPayment(await deps.temporal(), payment.id, {
           paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal),
           ...(body.return_url ? { returnUrl: body.return_url } : {}),
-        }, statusOf(deps, env));
+        }, statusOf(deps, env), commandOptions(ctx));
       } catch (err) {
         // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.
         if (vaulted && err instanceof ApiError && err.reason === 'invalid_state') await eraseSingleUseCards(deps.db, env, payment.id, vaulted);
@@ -328,7 +328,7 @@ export const paymentRoutes = [
     response: PaymentSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
-      await capturePayment(await deps.temporal(), payment.id, { amount: body.amount, context: workflowContext(ctx, principal) }, statusOf(deps, env));
+      await capturePayment(await deps.temporal(), payment.id, { amount: body.amount, context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
   }),
@@ -347,7 +347,7 @@ export const paymentRoutes = [
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
       // Stored and shown lower-case, whichever spelling was sent.
-      await cancelPayment(await deps.temporal(), payment.id, { reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }, statusOf(deps, env));
+      await cancelPayment(await deps.temporal(), payment.id, { reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
   }),

@@ -103,9 +103,16 @@ async function command(
   }
 }
 
+/**
+ * The update id of a command sent under an Idempotency-Key (`commandId`, api/middleware/idempotency.ts):
+ * Temporal answers a repeated id with the first one's outcome, so a retry of a command whose answer was
+ * lost (the API died after the workflow took it) gets that answer instead of a refusal of the next state.
+ */
+export interface CommandOptions { updateId?: string }
+
 /** Confirms a payment: answers when the walk ends, or PROCESSING after 10 s (see untilWalkEnds). */
-export function confirmPayment(client: Client, paymentId: string, input: ConfirmInput, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(resendingAborted(() => handle.executeUpdate(paymentUpdates.confirm, { args: [input] }))));
+export function confirmPayment(client: Client, paymentId: string, input: ConfirmInput, statusOf: StatusOf, options: CommandOptions = {}): Promise<CommandResult> {
+  return command(client, paymentId, statusOf, (handle) => untilWalkEnds(resendingAborted(() => handle.executeUpdate(paymentUpdates.confirm, { args: [input], ...options }))));
 }
 
 /**
@@ -117,13 +124,13 @@ export function returnFromAuthentication(client: Client, paymentId: string, char
 }
 
 /** Captures an AUTHORIZED payment, in full or in part. */
-export function capturePayment(client: Client, paymentId: string, input: CaptureInput, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => resendingAborted(() => handle.executeUpdate(paymentUpdates.capture, { args: [input] })));
+export function capturePayment(client: Client, paymentId: string, input: CaptureInput, statusOf: StatusOf, options: CommandOptions = {}): Promise<CommandResult> {
+  return command(client, paymentId, statusOf, (handle) => resendingAborted(() => handle.executeUpdate(paymentUpdates.capture, { args: [input], ...options })));
 }
 
 /** Cancels a payment (voiding an authorization). */
-export function cancelPayment(client: Client, paymentId: string, input: CancelInput, statusOf: StatusOf): Promise<CommandResult> {
-  return command(client, paymentId, statusOf, (handle) => resendingAborted(() => handle.executeUpdate(paymentUpdates.cancel, { args: [input] })));
+export function cancelPayment(client: Client, paymentId: string, input: CancelInput, statusOf: StatusOf, options: CommandOptions = {}): Promise<CommandResult> {
+  return command(client, paymentId, statusOf, (handle) => resendingAborted(() => handle.executeUpdate(paymentUpdates.cancel, { args: [input], ...options })));
 }
 
 /** The payment workflow's live `state` query. */

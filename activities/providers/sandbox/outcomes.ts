@@ -25,6 +25,9 @@ export function declineOutcome(declineCode: string, message?: string): HardDecli
     : { kind: 'soft_decline', declineCode, ...(message ? { message } : {}) };
 }
 
+/** The code of the simulator's outage answer (503), which it gives only when it recorded nothing. */
+const NOT_PROCESSED_CODE = 'provider_unavailable';
+
 /**
  * The outcome an answer means. `chargeNow` is the charge as a look-up shows it today, which tells the end
  * of an authorization that answered `requires_action`.
@@ -39,9 +42,13 @@ export function outcomeOf(status: number, body: unknown, chargeNow?: unknown): P
     const { outcome } = chargeOutcome(charge);
     return outcome.kind === 'approved' && refund && typeof refund.id === 'string' ? { ...outcome, refundReference: refund.id } : outcome;
   }
-  // A 5xx cascades (docs/sandbox-processor.md#adapters-activitiesproviders). The simulator only answers 5xx for an outage, when nothing was recorded.
-  // (A real processor whose 500 can mean "charged" should map it to `unknown` in its own adapter.)
-  if (status >= 500) return { kind: 'transport_error', error: `HTTP ${status} ${errorCodeOf(body) ?? ''}`.trim() };
+  // Only the processor's own "unavailable, nothing done" answer may cascade; any other 5xx may have
+  // charged, so it is reconciled by key like a lost answer (docs/sandbox-processor.md#adapters-activitiesproviders).
+  if (status >= 500) {
+    const code = errorCodeOf(body);
+    const error = `HTTP ${status} ${code ?? ''}`.trim();
+    return status === 503 && code === NOT_PROCESSED_CODE ? { kind: 'transport_error', error } : { kind: 'unknown', error };
+  }
   if (status >= 400) {
     const declineCode = errorCodeOf(body) ?? `http_${status}`;
     const message = errorMessageOf(body);
