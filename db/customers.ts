@@ -73,14 +73,28 @@ export async function addressesByCustomer(db: Knex, env: Environment, customerId
   return map;
 }
 
-/** A payment's guest customer (its id derived from the payment's). Idempotent: an existing row is kept as it is. */
+/** A payment's guest customer (its id derived from the payment's). */
 export interface GuestCustomer { id: string; name?: string; email?: string; phone?: string; country?: string }
 
-export async function insertGuestCustomer(db: Knex, env: Environment, accountId: string, guest: GuestCustomer): Promise<void> {
-  await db(envTable(env, 'customers')).insert({
+/**
+ * Writes a guest customer. Idempotent: an existing row is kept as it is. Answers whether this call wrote
+ * it (a create that took over a crashed try's claim finds the row that try wrote).
+ */
+export async function insertGuestCustomer(db: Knex, env: Environment, accountId: string, guest: GuestCustomer): Promise<boolean> {
+  const written = await db(envTable(env, 'customers')).insert({
     id: guest.id, account_id: accountId, name: guest.name ?? null, email: guest.email ?? null, phone: guest.phone ?? null,
     country: guest.country ?? null, is_guest: true,
-  }).onConflict('id').ignore();
+  }).onConflict('id').ignore().returning('id');
+  return written.length > 0;
+}
+
+/**
+ * Removes a guest customer whose payment never started, in one statement that finds no row of `payment`
+ * (the payments store's select of it, unrun): a payment that did get written keeps its guest.
+ */
+export async function deleteGuestCustomer(db: Knex, env: Environment, accountId: string, id: string, payment: Knex.QueryBuilder): Promise<boolean> {
+  const deleted = await customers(db, env).where({ id, account_id: accountId, is_guest: true }).whereNotExists(payment).delete();
+  return deleted > 0;
 }
 
 /** A live (not deleted) customer. */

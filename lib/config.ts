@@ -71,6 +71,12 @@ export interface Config {
   stuckPaymentThresholdMs: number;
   /** Per-credential request rate on /v1: RATE_LIMIT_RPS sustained, RATE_LIMIT_BURST on top; rps 0 = off. */
   rateLimit: { rps: number; burst: number };
+  /**
+   * The processors' notification route, per source IP (docs/production.md#rate-limits): requests it
+   * refused (PROVIDER_WEBHOOK_FAILURES_PER_MINUTE, then 429 until the minute is over), and verified
+   * notifications per provider config and source IP (PROVIDER_WEBHOOK_RPS a second); 0 turns either off.
+   */
+  providerWebhookLimit: { failuresPerMinute: number; rps: number };
 }
 
 export class ConfigError extends Error {}
@@ -231,6 +237,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     workerHeapMb: count('WORKER_HEAP_MB', env.WORKER_HEAP_MB, 256),
     stuckPaymentThresholdMs: duration('STUCK_PAYMENT_THRESHOLD', env.STUCK_PAYMENT_THRESHOLD || '10m'),
     rateLimit: { rps: count('RATE_LIMIT_RPS', env.RATE_LIMIT_RPS, 50), burst: count('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 100) },
+    providerWebhookLimit: {
+      failuresPerMinute: count('PROVIDER_WEBHOOK_FAILURES_PER_MINUTE', env.PROVIDER_WEBHOOK_FAILURES_PER_MINUTE, 30),
+      rps: count('PROVIDER_WEBHOOK_RPS', env.PROVIDER_WEBHOOK_RPS, 100),
+    },
   };
 }
 

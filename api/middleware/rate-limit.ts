@@ -4,6 +4,13 @@ import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
 import { rateLimitRejections } from './metrics';
 
+/** 429 `rate_limited`, to retry once `msBeforeNext` is over (whole seconds, at least 1), counted. */
+function rateLimited(msBeforeNext: number, headers: Record<string, string> = {}): ApiError {
+  rateLimitRejections.inc();
+  const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  return new ApiError('rate_limited', undefined, { retry_after: retryAfter }, { ...headers, 'Retry-After': String(retryAfter) });
+}
+
 /** How long the burst reserve takes to refill (docs/production.md#rate-limits). */
 const BURST_WINDOW_SECONDS = 60;
 
@@ -31,13 +38,55 @@ export function rateLimit(opts: { rps: number; burst: number }): Koa.Middleware 
       res = await limiter.consume(key);
     } catch (rejected) {
       if (!(rejected instanceof RateLimiterRes)) throw rejected;
-      rateLimitRejections.inc();
-      const retryAfter = Math.max(1, Math.ceil(rejected.msBeforeNext / 1000));
-      throw new ApiError('rate_limited', undefined, { retry_after: retryAfter },
-        { ...limit, 'X-RateLimit-Remaining': '0', 'Retry-After': String(retryAfter) });
+      throw rateLimited(rejected.msBeforeNext, { ...limit, 'X-RateLimit-Remaining': '0' });
     }
     const reserveLeft = reserve ? ((await reserve.get(key))?.remainingPoints ?? opts.burst) : 0;
     ctx.set({ ...limit, 'X-RateLimit-Remaining': String(res.remainingPoints + reserveLeft) });
     await next();
+  };
+}
+
+/** The provider-webhook route's two budgets; each method throws 429 `rate_limited` when its budget is spent. */
+export interface ProviderWebhookLimits {
+  /** Before any work on a request: its source is refused while its failures or the config's budget there are spent. */
+  admit(ip: string, configId: string): Promise<void>;
+  /** A request refused (a bad signature, an unknown config, a bad body): counted against its source. */
+  refused(ip: string): Promise<void>;
+  /** A notification verified, counted against its config at its source before anything is done with it. */
+  verified(ip: string, configId: string): Promise<void>;
+}
+
+/**
+ * Limits on the processors' unauthenticated notification route (docs/production.md#rate-limits), in
+ * memory per instance as the API's limit is. Refusals are counted per source IP and successes per config
+ * and source apart, so a flood of bad signatures spends its own sender's budget, never the one the
+ * processor's genuine notifications are counted against. A source past its budget is refused before its
+ * body is read or its signature checked.
+ */
+export function providerWebhookLimits(opts: { failuresPerMinute: number; rps: number }): ProviderWebhookLimits {
+  const failures = opts.failuresPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'pwh_fail', points: opts.failuresPerMinute, duration: 60 }) : undefined;
+  const successes = opts.rps > 0 ? new RateLimiterMemory({ keyPrefix: 'pwh_ok', points: opts.rps, duration: 1 }) : undefined;
+  const spent = async (limiter: RateLimiterMemory | undefined, key: string) => {
+    const res = limiter && (await limiter.get(key));
+    if (res && res.remainingPoints <= 0) throw rateLimited(res.msBeforeNext);
+  };
+  const consume = async (limiter: RateLimiterMemory | undefined, key: string) => {
+    try {
+      await limiter?.consume(key);
+    } catch (rejected) {
+      if (!(rejected instanceof RateLimiterRes)) throw rejected;
+      throw rateLimited(rejected.msBeforeNext);
+    }
+  };
+  return {
+    async admit(ip, configId) {
+      await spent(failures, ip);
+      await spent(successes, `${configId}|${ip}`);
+    },
+    async refused(ip) {
+      // The refusal is answered as it is; the count only decides the source's next requests.
+      await failures?.penalty(ip);
+    },
+    verified: (ip, configId) => consume(successes, `${configId}|${ip}`),
   };
 }

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Client } from '@temporalio/client';
-import { findAccountCustomer, insertGuestCustomer } from '../../db/customers';
+import { deleteGuestCustomer, findAccountCustomer, insertGuestCustomer } from '../../db/customers';
 import type { Environment } from '../../db/environments';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { findPayment, listPayments, readPayment, type PaymentListStart } from '../../db/payments';
+import { findPayment, listPayments, paymentById, readPayment, type PaymentListStart } from '../../db/payments';
 import { newId } from '../../lib/ids';
+import { logger } from '../../lib/logger';
 import { isAlreadyStarted } from '../../workflows/client';
 import {
   cancelPayment, capturePayment, confirmPayment, paymentWorkflowExists, startPayment, untilWalkEnds,
@@ -102,14 +103,48 @@ const findVisiblePayment = (deps: ApiDeps, access: Parameters<typeof findVisible
 /** The row's status, for the answer to a command the payment's finished workflow can no longer take. */
 const statusOf = (deps: ApiDeps, env: Environment) => async (paymentId: string) => (await findPayment(deps.db, env, paymentId))?.status;
 
+/** What a create wrote before its workflow's start, for it to take back if that workflow never starts. */
+interface CreateWrites {
+  /** The single-use card this request vaulted. */
+  vaulted?: string;
+  /** The guest customer this request wrote (not one an earlier try with the same key wrote), with no card saved to it. */
+  guestId?: string;
+}
+
+/**
+ * Takes back what a create wrote when its workflow never started: the card it vaulted is erased and its
+ * guest customer removed (unless the payment's row exists), so a 503 leaves nothing behind. Only when
+ * that is known: Temporal could not be reached at all (no client: the start was never sent) or says no
+ * such workflow exists. A start whose fate is unknown (Temporal went away during the call) may still
+ * write the payment, which needs both, so they are kept. Never in the way of the error being answered.
+ */
+async function takeBackUnstarted(deps: ApiDeps, input: PaymentInput, writes: CreateWrites, client?: Client): Promise<void> {
+  const { environment: env, paymentId } = input;
+  if (!writes.vaulted && !writes.guestId) return;
+  try {
+    if (client && (await paymentWorkflowExists(client, paymentId))) return;
+    if (writes.vaulted) await eraseSingleUseCards(deps.db, env, paymentId, writes.vaulted);
+    if (writes.guestId) await deleteGuestCustomer(deps.db, env, input.accountId, writes.guestId, paymentById(deps.db, env, paymentId));
+  } catch (err) {
+    logger.warn({ err, paymentId }, 'could not take back what an unstarted payment wrote');
+  }
+}
+
 /**
  * Update-with-start (workflows/payments/client.ts): the workflow starts (or is found, on a retry) and
  * answers `create` once it has written the row (with a confirm: once that confirm's walk has ended), so
  * the row is readable when we answer, and no row exists without its workflow. A retry after the
  * workflow has finished is refused a second run, and answered with the payment as it stands.
  */
-async function runCreate(client: Client, deps: ApiDeps, input: PaymentInput, confirm: ConfirmInput | undefined, vaulted: string | undefined): Promise<CommandResult> {
+async function runCreate(deps: ApiDeps, input: PaymentInput, confirm: ConfirmInput | undefined, writes: CreateWrites): Promise<CommandResult> {
   const env = input.environment;
+  let client: Client;
+  try {
+    client = await deps.temporal();
+  } catch (err) {
+    await takeBackUnstarted(deps, input, writes);
+    throw err;
+  }
   const update = startPayment(client, input, confirm);
   try {
     const result = confirm ? await untilWalkEnds(update) : await update;
@@ -120,7 +155,7 @@ async function runCreate(client: Client, deps: ApiDeps, input: PaymentInput, con
     const row = isAlreadyStarted(err) ? await findPayment(deps.db, env, input.paymentId) : undefined;
     // A retry of a payment whose workflow has finished: it exists, and it is answered as it stands.
     if (row) return { status: row.status };
-    if (vaulted && !(await paymentWorkflowExists(client, input.paymentId))) await eraseSingleUseCards(deps.db, env, input.paymentId, vaulted);
+    await takeBackUnstarted(deps, input, writes, client);
     throw err;
   }
 }
@@ -192,8 +227,9 @@ export const paymentRoutes = [
        * history for the namespace's retention, where a customer's erasure cannot reach it, so contact
        * details never go there (docs/security.md). Idempotent: a retried create writes nothing twice.
        */
-      let guestWrite: Promise<void> | undefined;
-      const writeGuest = () => (guestWrite ??= guestCustomer ? insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer) : Promise.resolve());
+      let guestWrite: Promise<boolean> | undefined;
+      let savedToGuest = false;
+      const writeGuest = () => (guestWrite ??= guestCustomer ? insertGuestCustomer(deps.db, env, scope.account.id, guestCustomer) : Promise.resolve(false));
 
       // Create and confirm: the card is checked (or vaulted) before anything starts, exactly as confirm
       // does, so a card this payment may not use leaves no payment behind. An inline card is bound to the
@@ -204,14 +240,17 @@ export const paymentRoutes = [
         const card = await cardForConfirm(deps, env, {
           paymentId, accountId: scope.account.id, customerId: body.customer_id ?? guestCustomer?.id ?? null,
           // Saving to a guest customer needs its row first (payment_methods.customer_id references customers).
-          beforeSave: writeGuest,
+          beforeSave: async () => {
+            savedToGuest = !!guestCustomer;
+            await writeGuest();
+          },
         }, body);
         vaulted = card.vaulted;
         // routing and installments are the payment's own (as on a plain create); the walk reads them from its row.
         confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal), ...(body.return_url ? { returnUrl: body.return_url } : {}) };
       }
 
-      await writeGuest();
+      const guestWritten = await writeGuest();
 
       const input: PaymentInput = {
         paymentId,
@@ -236,7 +275,8 @@ export const paymentRoutes = [
         idStream: true,
         context: workflowContext(ctx, principal),
       };
-      const result = await runCreate(await deps.temporal(), deps, input, confirmInput, vaulted);
+      // A guest with a card saved to it stays (the card refers to it) if the workflow never starts.
+      const result = await runCreate(deps, input, confirmInput, { vaulted, guestId: guestWritten && !savedToGuest ? guestCustomer?.id : undefined });
       if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
       // The payment as the walk left it: the answer, and which card it kept.
       const row = await readPayment(deps.db, env, paymentId);

@@ -17,6 +17,7 @@ import { refundWorkflowId } from '../../workflows/refunds/contract';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { BODY_LIMIT } from '../middleware/body';
+import { providerWebhookLimits } from '../middleware/rate-limit';
 
 /** Where a provider webhook route lives; `webhook_url` on a config is PUBLIC_URL + this + the config id. */
 const PROVIDER_WEBHOOK_PATH = '/v1/provider-webhooks/';
@@ -80,15 +81,28 @@ function namesTheSameObject(event: ProcessorEvent, charge: { id: string; provide
  * with the config's secret (401 `invalid_signature` and nothing changes otherwise). Each verified event is
  * stored once per config (the processor's event id), then signalled to the payment or refund workflow
  * it concerns; events about objects Switchboard did not make are stored and acknowledged. Temporal
- * unreachable → 503, so the processor sends the event again and it is delivered then.
+ * unreachable → 503, so the processor sends the event again and it is delivered then. Rate-limited per
+ * source IP before any of that (429 `rate_limited`, providerWebhookLimits): what it refuses is counted
+ * against the sender, what it verifies against the config at that sender.
  */
 export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
+  const limits = providerWebhookLimits(deps.config.providerWebhookLimit);
   // Every other request passes straight through, without a promise of this middleware's own.
-  return (ctx, next) => (ctx.path.startsWith(PROVIDER_WEBHOOK_PATH) ? receive(ctx) : next());
+  return (ctx, next) => (ctx.path.startsWith(PROVIDER_WEBHOOK_PATH) ? limited(ctx) : next());
 
-  async function receive(ctx: Koa.Context): Promise<void> {
+  async function limited(ctx: Koa.Context): Promise<void> {
     const configId = ctx.path.slice(PROVIDER_WEBHOOK_PATH.length);
     ctx.state.routeTemplate = `${PROVIDER_WEBHOOK_PATH}:provider_config_id`;
+    await limits.admit(ctx.ip, configId);
+    try {
+      await receive(ctx, configId);
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500 && err.reason !== 'rate_limited') await limits.refused(ctx.ip);
+      throw err;
+    }
+  }
+
+  async function receive(ctx: Koa.Context, configId: string): Promise<void> {
     if (ctx.method !== 'POST') throw new ApiError('method_not_allowed', undefined, {}, { Allow: 'POST' });
     if (!looksLikeId(configId, 'ppc')) throw ApiError.notFound('payment provider config');
     const opened = await openConfig(deps, configId);
@@ -104,6 +118,7 @@ export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
       logger.warn({ provider_config_id: configId, reason: verdict.error }, 'provider webhook refused: signature');
       throw new ApiError('invalid_signature');
     }
+    await limits.verified(ctx.ip, configId);
     if (verdict.rejected) logger.warn({ provider_config_id: configId, rejected: verdict.rejected }, 'provider webhook: items with a bad signature skipped');
 
     // Verified, so kept: U+0000 and unpaired surrogates (which Postgres cannot store) become U+FFFD.
