@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, createPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
+import { eventually } from '../support/worker-process';
 
 let sim: TestSimulator;
 let stack: TestStack;
@@ -61,3 +64,30 @@ describe('a command retried with its Idempotency-Key after its answer was lost',
     expect(other.body.error.details.reason).toBe('invalid_state');
   });
 });
+
+describe('a capture sent the moment the payment reads AUTHORIZED', () => {
+  it('is taken: the walk has left the lock by the time the row says AUTHORIZED', async () => {
+    // A subscribed endpoint: the walk still holds the lock while it plans the events' deliveries.
+    const receiver = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const endpoint = await stack.http.post('/v1/webhook-endpoints').set(bearer(f.merchant.secretKey)).send({ url });
+      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+      const results = await Promise.all([2301, 2302, 2303].map(captureOnceAuthorized));
+      expect(results.map((r) => [r.status, r.body.data?.status])).toEqual([[200, 'SUCCEEDED'], [200, 'SUCCEEDED'], [200, 'SUCCEEDED']]);
+    } finally {
+      receiver.close();
+    }
+  });
+});
+
+async function captureOnceAuthorized(amount: number) {
+  const created = await createPayment(stack, f.merchant, { amount, auto_capture: false });
+  const paymentId = created.body.data.id as string;
+  const confirming = stack.http.post(`/v1/payments/${paymentId}/confirm`).set(bearer(f.merchant.secretKey)).send({ payment_method: card(CARDS.visa) }).then((r) => r);
+  await eventually(async () => (await stack.db('live.payments').where({ id: paymentId }).first('status'))?.status === 'AUTHORIZED', 15_000, 2);
+  const captured = await stack.http.post(`/v1/payments/${paymentId}/capture`).set(bearer(f.merchant.secretKey)).send({});
+  await confirming;
+  return captured;
+}

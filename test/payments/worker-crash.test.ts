@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, TestStack } from '../support/stack';
+import { bearer, startStack, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 import { paymentWorkflowId } from '../../workflows/payments/contract';
@@ -87,5 +87,29 @@ describe('a worker killed in the middle of a confirm', () => {
     const history = await (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(charge.payment_id)).fetchHistory();
     // The killed worker held the workflow task: it timed out, and the second worker ran it again.
     expect(history.events?.filter((e) => e.workflowTaskTimedOutEventAttributes)).toHaveLength(1);
+  }, 90_000);
+});
+
+describe('a capture sent while the worker that ran the confirm is dead', () => {
+  it('waits for the walk the next worker runs again, then captures: no 409 for a PROCESSING it never meant', async () => {
+    for (const w of workers.splice(0)) await w.stop();
+    const first = await spawnWorker(stack);
+    workers.push(first);
+    const created = await createPayment(stack, f.merchant, { amount: 4400, auto_capture: false });
+    const paymentId = created.body.data.id;
+    const confirming = confirm(stack, f.merchant, paymentId, { payment_method: card(CARDS.visa) });
+    const chargeId = await eventually(async () => (await stack.db('live.charges').where({ payment_id: paymentId }).first('id'))?.id as string | undefined);
+    await eventually(async () => (await sim.key(chargeId)).calls >= 1);
+    await first.kill();
+
+    // Sent before any worker runs: the next workflow task holds the confirm and this capture together.
+    const capturing = stack.http.post(`/v1/payments/${paymentId}/capture`).set(bearer(f.merchant.secretKey)).send({}).then((r) => r);
+    workers.push(await spawnWorker(stack));
+    const captured = await capturing;
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body.data).toMatchObject({ status: 'SUCCEEDED', amount_received: 4400 });
+    expect((await confirming).status).toBe(200);
+    const charges = await stack.db('live.charges').where({ payment_id: paymentId });
+    expect(charges.map((c) => [c.id, c.status])).toEqual([[chargeId, 'CAPTURED']]);
   }, 90_000);
 });

@@ -8,12 +8,15 @@ import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } f
 import { idRandom, mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
 import {
-  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CommandResult, ConfirmInput, CreateAndAuthorizeResult,
+  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CaptureInput, CommandResult, ConfirmInput, CreateAndAuthorizeResult,
   CreateInput, FINAL_PAYMENT_STATUSES, firstAttemptOf, FirstAttemptArgs, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
   PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates,
 } from './contract';
 import { WorkflowLock } from './lock';
+
+/** How long a capture waits for a run holding the lock to end (captureWaitsItsTurn) before it is refused. */
+const CAPTURE_WAIT = '10 seconds';
 
 /**
  * Short Postgres work: quick retries, forever while the database is away (money state must always land).
@@ -314,7 +317,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   /** Captures and voids of the approved charge sent so far: each command's processor key (operationKey). */
   let captures = 0;
   let voids = 0;
-  setHandler(paymentUpdates.capture, ({ amount, context }) => run('capture', async (): Promise<CommandResult> => {
+  async function capture(amount: number | undefined, context: CaptureInput['context']): Promise<CommandResult> {
+    refuseCapture(amount);
     const captureAmount = amount ?? state.authorizedAmount;
     const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: captureAmount, sequence: (captures += 1), context });
     if (result.pending) {
@@ -334,15 +338,37 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     setStatus(result.paymentStatus);
     await publish(result.eventIds);
     return { status: state.status, outcome: 'captured' };
-  }), {
+  }
+
+  /**
+   * A capture that arrives while the lock is held by a run needing nothing from outside waits its turn
+   * instead of a 409: after a worker died between writing the outcome and finishing its workflow task,
+   * the merchant already reads AUTHORIZED while the workflow, until the task is run again, says
+   * PROCESSING. It waits 10 s at most, and not once the run waits on the outside (a reconciliation, the
+   * customer); holding the lock, the handler checks again (`refuseCapture`, and `run` the table).
+   */
+  const captureWaitsItsTurn = () => lock.isLocked() && !state.reconciling && !state.authentication && !state.pendingOperation && !state.needsAttention;
+  const refuseCapture = (amount: number | undefined) => {
+    if (state.needsAttention || state.pendingOperation) refuseUnless('capture', 'captured');
+    if (amount !== undefined && amount > state.authorizedAmount) {
+      throw ApplicationFailure.create({
+        type: PAYMENT_FAILURES.amountExceedsCapturable, nonRetryable: true, details: [{ capturable: state.authorizedAmount }],
+        message: `At most ${state.authorizedAmount} can be captured.`,
+      });
+    }
+  };
+  setHandler(paymentUpdates.capture, async ({ amount, context }) => {
+    // Only when held: a wait on a free lock would add a timer to histories that never had one.
+    if (lock.isLocked()) {
+      await condition(() => !captureWaitsItsTurn(), CAPTURE_WAIT);
+      if (lock.isLocked()) refuseUnless('capture', 'captured');
+    }
+    return run('capture', () => capture(amount, context));
+  }, {
     validator: ({ amount }) => {
+      if (captureWaitsItsTurn()) return;
       refuseUnless('capture', 'captured');
-      if (amount !== undefined && amount > state.authorizedAmount) {
-        throw ApplicationFailure.create({
-          type: PAYMENT_FAILURES.amountExceedsCapturable, nonRetryable: true, details: [{ capturable: state.authorizedAmount }],
-          message: `At most ${state.authorizedAmount} can be captured.`,
-        });
-      }
+      refuseCapture(amount);
     },
   });
 
