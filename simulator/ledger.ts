@@ -361,6 +361,11 @@ export class Ledger {
     };
   }
 
+  /** Every charge and refund as the books hold them now: what the chaos suite reconciles against. */
+  books(): { charges: SimCharge[]; refunds: SimRefund[] } {
+    return { charges: [...this.charges.values()].map((charge) => ({ ...charge })), refunds: [...this.refunds.values()].map((refund) => ({ ...refund })) };
+  }
+
   reset(): void {
     this.charges.clear();
     this.refunds.clear();

@@ -11,10 +11,12 @@
 //   GET  /challenge/:id, POST /challenge/:id   the 3-D Secure challenge page and the cardholder's answer
 //   GET  /_inspect/keys/:key, GET /_inspect/stats, POST /_inspect/reset, GET /_inspect/challenges,
 //   GET  /_inspect/notifications, POST /_inspect/notifications/hold, POST /_inspect/notifications/release,
+//   GET  /_inspect/ledger, GET /_inspect/faults, POST /_inspect/faults,
 //   GET  /healthz
 //
 // /v1 calls need `Authorization: Bearer <api key>` (any non-empty key); POSTs need `Idempotency-Key`.
-// `X-Simulate: {"outage":true,"latency_ms":N,"blackhole":true,"decline_rate":0.5,"soft_decline_rate":0.5}` sets the knobs.
+// `X-Simulate: {"outage":true,"latency_ms":N,"blackhole":true,"error_after_work":true,"decline_rate":0.5,"soft_decline_rate":0.5}`
+// sets the knobs for one request; POST /_inspect/faults sets them for every request until cleared (the chaos suite's faults).
 
 import { createServer, RequestListener } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -30,6 +32,8 @@ export interface SimulateKnobs {
   outage?: boolean;
   latency_ms?: number;
   blackhole?: boolean;
+  /** The work is done and recorded, then answered 500: a processor that fails after charging (a repeat of the key gets the real answer). */
+  error_after_work?: boolean;
   decline_rate?: number;
   /** Share of new authorizations declined with the soft `issuer_unavailable` (another provider may approve). */
   soft_decline_rate?: number;
@@ -76,6 +80,8 @@ const MAX_LATENCY_MS = 60_000;
 const NO_CHALLENGE = 'No such authentication';
 const OUTAGE: Answer = { status: 503, body: errorBody('provider_unavailable', 'the processor is unavailable') };
 
+const SERVER_ERROR: Answer = { status: 500, body: errorBody('internal_error', 'the processor failed while answering') };
+
 interface State {
   knobs: SimulateKnobs;
   apiKey: string;
@@ -89,6 +95,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const shutdown = new AbortController();
   const notifier = new Notifier({ now, signal: shutdown.signal, timeoutMs: options.notificationTimeoutMs });
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
+  // Knobs for every /v1 request until cleared (a request's own X-Simulate wins over them).
+  let faults: SimulateKnobs = {};
 
   const inspect = new Router({ prefix: '/_inspect' });
   inspect.get('/keys/:key', (ctx) => { ctx.body = ledger.keyStats(ctx.params.key); });
@@ -96,7 +104,14 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   inspect.post('/reset', (ctx) => {
     ledger.reset();
     notifier.reset();
+    faults = {};
     ctx.body = { reset: true };
+  });
+  inspect.get('/ledger', (ctx) => { ctx.body = ledger.books(); });
+  inspect.get('/faults', (ctx) => { ctx.body = { faults }; });
+  inspect.post('/faults', async (ctx) => {
+    faults = parseKnobs(JSON.stringify(await readJson(ctx)));
+    ctx.body = { faults };
   });
   inspect.get('/challenges', (ctx) => { ctx.body = { challenges: ledger.listChallenges() }; });
   inspect.get('/challenges/:id', (ctx) => {
@@ -218,6 +233,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       const executed = execute();
       answer = ledger.record(key, operation, fingerprint, executed.answer, executed.chargeId);
     }
+    if (knobs.error_after_work) return answerAfterLatency(ctx, SERVER_ERROR);
     if (knobs.blackhole) {
       // The work is done and recorded, but the caller never hears about it: hold the socket until the
       // client gives up (or the simulator stops).
@@ -252,7 +268,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   }
 
   async function readKnobs(ctx: Context & { state: State }, next: Next): Promise<void> {
-    ctx.state.knobs = parseKnobs(ctx.get('X-Simulate'));
+    ctx.state.knobs = { ...faults, ...parseKnobs(ctx.get('X-Simulate')) };
     await next();
   }
 
@@ -339,7 +355,7 @@ async function readJson(ctx: Context): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-const KNOBS = ['outage', 'latency_ms', 'blackhole', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication'];
+const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication'];
 
 export function parseKnobs(header: string): SimulateKnobs {
   if (!header) return {};
@@ -351,12 +367,13 @@ export function parseKnobs(header: string): SimulateKnobs {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('X-Simulate must be a JSON object');
   const knobs = value as Record<string, unknown>;
-  const { outage, latency_ms, blackhole, decline_rate, soft_decline_rate, decline_after_authentication: after } = knobs;
+  const { outage, latency_ms, blackhole, error_after_work, decline_rate, soft_decline_rate, decline_after_authentication: after } = knobs;
   const unknown = Object.keys(knobs).filter((key) => !KNOBS.includes(key));
   if (after !== undefined && !(typeof after === 'string' && /^[a-z_]{1,40}$/.test(after))) throw invalid('decline_after_authentication must be a decline code');
   if (unknown.length > 0) throw invalid(`unknown X-Simulate knob ${unknown.join(', ')}`);
   if (outage !== undefined && typeof outage !== 'boolean') throw invalid('outage must be a boolean');
   if (blackhole !== undefined && typeof blackhole !== 'boolean') throw invalid('blackhole must be a boolean');
+  if (error_after_work !== undefined && typeof error_after_work !== 'boolean') throw invalid('error_after_work must be a boolean');
   if (latency_ms !== undefined && !(Number.isInteger(latency_ms) && (latency_ms as number) >= 0 && (latency_ms as number) <= MAX_LATENCY_MS)) {
     throw invalid(`latency_ms must be an integer from 0 to ${MAX_LATENCY_MS}`);
   }
