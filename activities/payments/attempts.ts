@@ -14,7 +14,7 @@ import type { ProviderEventSignal } from '../../workflows/contract';
 import { notificationExchange } from '../providers/exchange';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
-import type { Approved, ExternalAuthentication, OperationOutput, ProviderOutcome, ThreeDSecureRequest } from '../providers/types';
+import type { Approved, ExternalAuthentication, OperationOutput, ProviderAdapter, ProviderOutcome, ThreeDSecureRequest } from '../providers/types';
 import { authenticationReturnUrl, providerWebhookUrl } from '../../lib/public-urls';
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
@@ -49,6 +49,15 @@ export async function withAutoCapture(args: AttemptArgs, operation: { outcome: P
     captured = capture.outcome;
   }
   return { exchanges, captured };
+}
+
+/**
+ * An approval captured with the authorization, at a processor that may still report that capture failed
+ * (the adapter's captureFailureWindowMs): the window goes with the result, for the workflow to listen that long.
+ */
+export function withCaptureFailureWindow<T extends AttemptResult>(result: T, adapter: Pick<ProviderAdapter, 'captureFailureWindowMs'>): T {
+  const windowMs = adapter.captureFailureWindowMs;
+  return windowMs && result.outcome === 'approved' && result.paymentStatus === 'SUCCEEDED' ? { ...result, captureFailureWindowMs: windowMs } : result;
 }
 
 /**
@@ -143,6 +152,13 @@ function newCharge(args: AttemptArgs, payment: PaymentRow, provider: OpenProvide
 export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'authorizeCharge' | 'reconcileCharge'> & { authorize: Authorize; prepareCharge: PrepareCharge } {
   const { db, vault } = deps;
 
+  /** The outcome an earlier try recorded, with the capture-failure window its provider gives a captured one. */
+  async function recorded(args: AttemptArgs): Promise<AttemptResult> {
+    const result = await recordedAttempt(db, args);
+    if (result.outcome !== 'approved' || result.paymentStatus !== 'SUCCEEDED') return result;
+    return withCaptureFailureWindow(result, (await openProvider(deps, args.environment, args.candidate.providerConfigId)).adapter);
+  }
+
   /** What the attempt asks of 3-D Secure: a challenge (step-up), and an earlier charge's authentication passed on. */
   async function threeDSecureOf(args: AttemptArgs): Promise<ThreeDSecureRequest | undefined> {
     const asked = args.threeDSecure;
@@ -163,7 +179,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
     const [existing, payment] = written ? [undefined, written.payment] : await Promise.all([findCharge(db, env, args.chargeId), findPayment(db, env, args.paymentId)]);
     // A retry after this activity committed its outcome (the worker died before reporting it): answer
     // with what was recorded instead of calling the processor again.
-    if (existing && existing.status !== 'CREATED') return recordedAttempt(db, args);
+    if (existing && existing.status !== 'CREATED') return recorded(args);
     // The workflow writes the row before any attempt and only then schedules one: a missing row was deleted.
     if (!payment) throw new MissingRowError('payment', args.paymentId);
     const provider = written?.first?.provider ?? await openProvider(deps, env, args.candidate.providerConfigId);
@@ -211,9 +227,9 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (card.cvc) await wipeCvc(db, env, args.paymentMethodId);
       throw err;
     }
-    return applyOutcome(db, args, authorization.outcome, auto.exchanges, {
+    return withCaptureFailureWindow(await applyOutcome(db, args, authorization.outcome, auto.exchanges, {
       captured: auto.captured, cardNetwork: card.network, written: charge, payment, wipeCvc: !!card.cvc,
-    });
+    }), provider.adapter);
   };
 
   return {
@@ -236,14 +252,14 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
       if (!charge) throw new MissingRowError('charge', args.chargeId);
-      if (charge.status !== 'UNKNOWN') return { ...(await recordedAttempt(db, args)), pending: false };
+      if (charge.status !== 'UNKNOWN') return { ...(await recorded(args)), pending: false };
       const provider = await openProvider(deps, env, args.candidate.providerConfigId);
       // A signal without a stored event behind it is ignored: the processor is asked, as when none came.
       const stored = notification && await verifiedNotification(db, env, notification, notificationTarget('authorize', charge));
       if (stored) {
         const notified = notifiedAuthorization(args, stored, provider);
         const { exchanges, captured } = await withAutoCapture(args, notified, provider, charge.currency);
-        return { ...(await applyOutcome(db, args, notified.outcome, exchanges, { captured })), pending: false };
+        return { ...withCaptureFailureWindow(await applyOutcome(db, args, notified.outcome, exchanges, { captured }), provider.adapter), pending: false };
       }
       const status = await withHeartbeat(provider.adapter.getStatus({ credentials: provider.credentials, idempotencyKey: args.chargeId }));
       if (status.lookup === 'failed') {
@@ -259,7 +275,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       }
       const { exchanges, captured } = await withAutoCapture(args, status, provider, charge.currency);
       const result = await applyOutcome(db, args, status.outcome, exchanges, { captured });
-      return { ...result, pending: false };
+      return { ...withCaptureFailureWindow(result, provider.adapter), pending: false };
     },
   };
 }

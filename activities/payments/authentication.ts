@@ -4,7 +4,7 @@ import type { AbandonArgs, AttemptResult, AuthenticationArgs, PaymentActivities 
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
 import type { CompleteAuthenticationOutput, ProviderOutcome } from '../providers/types';
-import { notifiedAuthorization, withAutoCapture } from './attempts';
+import { notifiedAuthorization, withAutoCapture, withCaptureFailureWindow } from './attempts';
 import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { applyOutcome, recordedAttempt } from './outcomes';
@@ -38,7 +38,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       await updateCharge(db, args.environment, args.chargeId, { authentication_sealed: vault.encryptJson(ended.authentication) });
     }
     const { exchanges, captured } = await withAutoCapture(args, ended, provider, currency);
-    const result = await applyOutcome(db, args, ended.outcome, exchanges, { captured });
+    const result = withCaptureFailureWindow(await applyOutcome(db, args, ended.outcome, exchanges, { captured }), provider.adapter);
     const charge = await findCharge(db, args.environment, args.chargeId);
     return { ...result, ...(charge?.authentication_sealed ? { authenticated: true } : {}) };
   }
@@ -51,7 +51,8 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       if (!charge) throw new MissingRowError('charge', attempt.chargeId);
       // Settled already (the other path won, or this activity is retried after its commit): as recorded.
       if (charge.status !== 'REQUIRES_ACTION') {
-        const recorded = await recordedAttempt(db, attempt);
+        let recorded = await recordedAttempt(db, attempt);
+        if (recorded.paymentStatus === 'SUCCEEDED') recorded = withCaptureFailureWindow(recorded, (await openProvider(deps, env, attempt.candidate.providerConfigId)).adapter);
         return { ...recorded, ...(charge.authentication_sealed ? { authenticated: true } : {}) };
       }
       const provider = await openProvider(deps, env, attempt.candidate.providerConfigId);

@@ -2,6 +2,7 @@ import type { PaymentActivities } from '../../workflows/payments/contract';
 import { attemptActivities, firstAttemptWithRow } from './attempts';
 import { attentionActivities } from './attention';
 import { authenticationActivities } from './authentication';
+import { captureFailureActivities } from './capture-failure';
 import { commandActivities } from './commands';
 import type { PaymentActivityDeps } from './deps';
 import { recordActivities } from './records';
@@ -20,6 +21,7 @@ export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities 
     ...attempts,
     createPaymentPlanAndAuthorize: firstAttemptWithRow(createPaymentAndPlan, authorize, prepareCharge),
     ...commandActivities(deps),
+    ...captureFailureActivities(deps),
     ...authenticationActivities(deps),
     ...attentionActivities(deps),
   } satisfies PaymentActivities;

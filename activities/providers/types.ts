@@ -327,6 +327,12 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    * workflow listens for that notification and reverses the refund. Absent: a succeeded refund is final.
    */
   refundReversalWindowMs?: number;
+  /**
+   * The processor may report a capture made with the authorization failed after it reported it done (Adyen's
+   * CAPTURE_FAILED: the card scheme rejected it): for this long after such a payment succeeded, its workflow
+   * listens for that notification and takes the payment back to AUTHORIZED. Absent: the answer is final.
+   */
+  captureFailureWindowMs?: number;
   /** Finishes an authorization that answered `requires_action`, once the customer is back. */
   completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
   /**

@@ -10,6 +10,7 @@ const EXPECTED: Record<PaymentTransition, string[]> = {
   paymentExpiry: ['CREATED', 'FAILED'],
   authExpiry: ['AUTHORIZED'],
   settle: ['AUTHORIZED'],
+  captureFailed: ['SUCCEEDED'],
 };
 
 describe('the payment transition table', () => {
@@ -19,10 +20,12 @@ describe('the payment transition table', () => {
     });
   }
 
-  it('takes nothing once a payment has succeeded or been canceled', () => {
+  it('takes nothing once a payment has succeeded or been canceled, but a capture the processor reports failed after all', () => {
     for (const status of FINAL_PAYMENT_STATUSES) {
-      expect(Object.keys(PAYMENT_TRANSITIONS).filter((t) => allows(t as PaymentTransition, status))).toEqual([]);
+      const from = Object.keys(PAYMENT_TRANSITIONS).filter((t) => allows(t as PaymentTransition, status));
+      expect(from).toEqual(status === 'SUCCEEDED' ? ['captureFailed'] : []);
     }
+    expect(PAYMENT_TRANSITIONS.captureFailed.to).toEqual(['AUTHORIZED']);
   });
 
   it('ends a cancel or an expiry in CANCELED, a capture in SUCCEEDED', () => {

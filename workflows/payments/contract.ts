@@ -44,6 +44,11 @@ export const PAYMENT_TRANSITIONS = {
    * voided, or refused (the payment stays AUTHORIZED).
    */
   settle: { from: ['AUTHORIZED'], to: ['SUCCEEDED', 'CANCELED', 'AUTHORIZED'] },
+  /**
+   * The processor reports a capture made with the authorization failed after all (Adyen's CAPTURE_FAILED,
+   * within the adapter's captureFailureWindowMs): the money was not taken, the authorization stands.
+   */
+  captureFailed: { from: ['SUCCEEDED'], to: ['AUTHORIZED'] },
 } as const satisfies Record<string, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>;
 
 export type PaymentTransition = keyof typeof PAYMENT_TRANSITIONS;
@@ -58,7 +63,7 @@ export function leadsTo(transition: PaymentTransition, status: PaymentStatus): b
   return (PAYMENT_TRANSITIONS[transition].to as readonly PaymentStatus[]).includes(status);
 }
 
-/** Statuses from which the workflow takes no more commands and ends. */
+/** Statuses from which the workflow takes no more commands and ends (once a capture-failure watch, if any, is over). */
 export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['SUCCEEDED', 'CANCELED'];
 
 /**
@@ -211,6 +216,8 @@ export interface PaymentState {
    * refuses for good. The payment keeps the status it had; an operator takes it from here.
    */
   needsAttention?: { reason: string; step: string; since: number };
+  /** SUCCEEDED by a capture the processor may still report failed: the charge listened for, and until when (ms since the epoch). */
+  captureFailureWatch?: { chargeId: string; until: number };
 }
 
 /** The `authenticationReturn` update: the customer is back from authenticating (the return params are sealed on the charge). */
@@ -324,6 +331,11 @@ export interface AttemptResult {
   authenticated?: boolean;
   paymentStatus: PaymentStatus;
   eventIds: string[];
+  /**
+   * Captured with the authorization at a processor that may still report that capture failed: how long
+   * (ms) the workflow listens for it (the adapter's captureFailureWindowMs). Absent: SUCCEEDED is final.
+   */
+  captureFailureWindowMs?: number;
 }
 
 /**
@@ -396,6 +408,28 @@ export interface SettleResult {
   pending?: boolean;
 }
 
+/** A notification about the capture of a SUCCEEDED payment's charge, made with its authorization (captureFailed). */
+export interface CaptureFailureArgs extends PaymentRef {
+  chargeId: string;
+  notification: ProviderEventSignal;
+  context: RequestContext;
+}
+
+/**
+ * What the notification did: `reverted` (the payment AUTHORIZED again, its capture failed, now or by an
+ * earlier try); `ignored` (no stored event behind it, or one that reports no failure: nothing changed);
+ * `needs_attention` (the charge has refunds, or is no longer as captured: nothing changed, an operator must look).
+ */
+export interface CaptureFailureResult extends RecordedEvents {
+  outcome: 'reverted' | 'ignored' | 'needs_attention';
+  paymentStatus: PaymentStatus;
+  /** Why it needs attention (statuses only). */
+  message?: string;
+}
+
+/** The needs_attention reason of a payment whose capture failed after the fact while its charge had refunds. */
+export const CAPTURE_FAILED_AFTER_REFUND = 'capture_failed_after_refund';
+
 /** The events an activity recorded, to be fanned out to webhooks (none when the account has no endpoint). */
 export interface RecordedEvents { eventIds: string[] }
 
@@ -411,7 +445,7 @@ export const PAYMENT_ACTIVITY_FAILURES = {
 
 /** A payment its workflow stops acting on, to flag for an operator (flagPaymentNeedsAttention). */
 export interface NeedsAttentionArgs extends PaymentRef {
-  /** The failure's type: `permanent_data_error`. */
+  /** Why: `permanent_data_error`, or `capture_failed_after_refund` (CAPTURE_FAILED_AFTER_REFUND). */
   reason: string;
   /** The transition (or `create`; `refund` for a refund of the payment) that met it. */
   step: string;
@@ -442,6 +476,8 @@ export interface PaymentActivities {
   cancelPayment(args: CancelArgs): Promise<CancelResult>;
   /** Records the processor's notification about a pending capture or void. Idempotent. */
   settleOperation(args: SettleArgs): Promise<SettleResult>;
+  /** Takes a SUCCEEDED payment back to AUTHORIZED when a stored notification says its capture failed. Idempotent. */
+  settleCaptureFailure(args: CaptureFailureArgs): Promise<CaptureFailureResult>;
   /**
    * Completes an authorization that waits for the customer: by the processor's notification, or by
    * asking the processor once the customer is back. `requires_action` still when the customer is not done.

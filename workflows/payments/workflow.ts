@@ -8,7 +8,8 @@ import { SEARCH_ATTRIBUTES, type NotifiedOperation, type ProviderEventSignal } f
 import { idRandom, mintId } from '../ids';
 import type { EventFanOutActivities } from '../webhooks/contract';
 import {
-  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CaptureInput, CommandResult, ConfirmInput, CreateAndAuthorizeResult,
+  allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CAPTURE_FAILED_AFTER_REFUND, CaptureFailureResult, CaptureInput, CommandResult,
+  ConfirmInput, CreateAndAuthorizeResult,
   CreateInput, FINAL_PAYMENT_STATUSES, firstAttemptOf, FirstAttemptArgs, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
   PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates,
@@ -115,6 +116,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let abandonRequested = false;
   /** The charge whose customer came back from authenticating (the authenticationReturn update). */
   let customerReturned: string | undefined;
+  /** The walk's charge was captured with its authorization, and the processor may still report that capture failed, until `until`. */
+  let captureWatch: { chargeId: string; until: number } | undefined;
+  /** The charge whose capture failed after the fact: its capture notifications are stale unless a capture of ours awaits one. */
+  let captureFailedCharge: string | undefined;
 
   /** Runs one transition under the lock; every command and timer goes through here. */
   const run = <T>(transition: PaymentTransition, fn: () => Promise<T>): Promise<T> => lock.runExclusive(async () => {
@@ -155,8 +160,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     // applies only the stored event it names, docs/security.md).
     if (typeof event?.eventId !== 'string' || signalled.has(event.eventId)) return;
     signalled.add(event.eventId);
+    if (staleCapture(event)) return;
     notifications.push(event);
   });
+  /** About the capture that failed after the fact (a late or repeated one), not a capture of ours now: kept, it would settle the next. */
+  const staleCapture = (event: ProviderEventSignal) =>
+    captureFailedCharge !== undefined && event.operation === 'capture' && event.chargeId === captureFailedCharge && !state.pendingOperation && running !== 'capture';
   const hasNotification = (operation: NotifiedOperation, chargeId: string) =>
     notifications.some((n) => n.operation === operation && n.chargeId === chargeId);
   const takeNotification = (operation: NotifiedOperation, chargeId: string): ProviderEventSignal | undefined => {
@@ -194,6 +203,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       state.authentication ? `waiting for customer authentication (since ${new Date(state.authentication.since).toISOString()}, charge ${state.authentication.chargeId})` : '',
       state.lastError ? `last error: ${state.lastError.code}` : '',
       state.needsAttention ? `NEEDS ATTENTION: ${state.needsAttention.step} stopped on ${state.needsAttention.reason}; no more commands` : '',
+      state.captureFailureWatch ? `listening until ${new Date(state.captureFailureWatch.until).toISOString()} for the processor reporting the capture failed after all` : '',
     ].filter(Boolean).join('\n'));
   };
   const publish = async (eventIds: string[]) => {
@@ -205,10 +215,10 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
    * loop forever, so the payment is flagged for an operator, once, keeping the status the money is in,
    * and the workflow takes no more commands and ends (docs/operators.md#needs-attention).
    */
-  async function needsAttention(step: string, failure: PermanentDataFailure): Promise<void> {
+  async function needsAttention(step: string, failure: PermanentDataFailure, reason: string = PAYMENT_ACTIVITY_FAILURES.permanentDataError): Promise<void> {
     if (state.needsAttention) return;
-    state.needsAttention = { reason: PAYMENT_ACTIVITY_FAILURES.permanentDataError, step, since: Date.now() };
-    state.lastError = { code: PAYMENT_ACTIVITY_FAILURES.permanentDataError, message: failure.message };
+    state.needsAttention = { reason, step, since: Date.now() };
+    state.lastError = { code: reason, message: failure.message };
     log.error('payment needs attention', { paymentId: input.paymentId, step, failure: failure.message });
     describe();
     try {
@@ -518,6 +528,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
           approvedChargeId = args.chargeId;
           state.authorizedAmount = input.amount;
           if (result.paymentStatus === 'SUCCEEDED') state.capturedAmount = input.amount;
+          if (result.paymentStatus === 'SUCCEEDED' && result.captureFailureWindowMs) captureWatch = { chargeId: args.chargeId, until: Date.now() + result.captureFailureWindowMs };
         }
         if (result.declineCode) state.lastError = { code: result.declineCode };
         setStatus(result.paymentStatus);
@@ -595,6 +606,57 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     }
   }
 
+  /**
+   * Listens, one durable timer, until the capture's window ends for the processor reporting the capture made
+   * with the authorization failed. Approvals change nothing and are not even asked about; a failure the stored
+   * event backs takes the payment back to AUTHORIZED (true: it goes on as any AUTHORIZED payment) or, the
+   * charge refunded meanwhile, flags it for an operator. A forged one changes nothing: the watch goes on.
+   */
+  async function watchForCaptureFailure(watch: { chargeId: string; until: number }): Promise<boolean> {
+    captureWatch = undefined;
+    state.captureFailureWatch = watch;
+    describe();
+    let over = false;
+    void sleep(Math.max(watch.until - Date.now(), 1)).then(() => { over = true; });
+    try {
+      for (;;) {
+        await condition(() => over || hasNotification('capture', watch.chargeId));
+        const notification = takeNotification('capture', watch.chargeId);
+        if (!notification) return false;
+        if (notification.outcome?.kind === 'approved') continue;
+        const outcome = await run('captureFailed', () => captureFailed(watch.chargeId, notification));
+        if (outcome !== 'ignored') return outcome === 'reverted';
+      }
+    } catch (err) {
+      await unlessNeedsAttention('captureFailed', err);
+      return false;
+    } finally {
+      state.captureFailureWatch = undefined;
+      describe();
+    }
+  }
+
+  /** Applies one capture-failure notification (its stored event decides, settleCaptureFailure); answers what it did. */
+  async function captureFailed(chargeId: string, notification: ProviderEventSignal): Promise<CaptureFailureResult['outcome']> {
+    const result = await records.settleCaptureFailure({ ...ref, chargeId, notification, context: input.context });
+    if (result.outcome === 'needs_attention') {
+      const message = `The processor reported the capture failed (provider event ${notification.eventId}) with the money state no longer as captured (${result.message}).`;
+      await needsAttention('captureFailed', { message }, CAPTURE_FAILED_AFTER_REFUND);
+    }
+    if (result.outcome !== 'reverted') return result.outcome;
+    captureFailedCharge = chargeId;
+    // Whatever arrived about that capture meanwhile is stale; and its key is spent: a capture now goes under the next.
+    for (let i = notifications.length - 1; i >= 0; i--) {
+      if (notifications[i].operation === 'capture' && notifications[i].chargeId === chargeId) notifications.splice(i, 1);
+    }
+    captures = Math.max(captures, 1);
+    state.capturedAmount = 0;
+    state.lastError = { code: 'capture_failed' };
+    setStatus('AUTHORIZED');
+    await publish(result.eventIds);
+    return result.outcome;
+  }
+
   // The payment row exists before anything else happens; `create` answers once it does.
   try {
     await record();
@@ -617,6 +679,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     if (lock.isLocked()) {
       // A command is running: look again when it has ended.
     } else if (FINAL_PAYMENT_STATUSES.includes(state.status) || state.needsAttention) {
+      // A capture the processor may still report failed is listened for first; failed, the payment is AUTHORIZED again.
+      if (captureWatch && state.status === 'SUCCEEDED' && !state.needsAttention && await watchForCaptureFailure(captureWatch)) continue;
       break;
     } else if (state.pendingOperation) {
       // A capture or void the processor received: its notification completes it (no timer runs meanwhile).

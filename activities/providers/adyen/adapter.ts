@@ -48,6 +48,11 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
  * REFUNDED_REVERSED; that comes within weeks, so a refund is watched for 30 days after it succeeded.
  */
 export const REFUND_REVERSAL_WINDOW_MS = 30 * 24 * 3_600_000;
+/**
+ * Adyen reports a capture the card scheme rejected as CAPTURE_FAILED, days after the payment was captured
+ * (https://docs.adyen.com/online-payments/capture#failed-capture): a captured payment is watched for 7 days.
+ */
+export const CAPTURE_FAILURE_WINDOW_MS = 7 * 24 * 3_600_000;
 /** For an authorize without a returnUrl (direct adapter use): Adyen requires one even where no redirect happens. */
 export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 
@@ -197,6 +202,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     credentialsSchema: ADYEN_CATALOGUE.credentialsSchema,
     capturesWithAuthorization: true,
     refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
+    captureFailureWindowMs: CAPTURE_FAILURE_WINDOW_MS,
     parseWebhook: parseAdyenWebhook,
 
     authorize(input: AuthorizeInput) {

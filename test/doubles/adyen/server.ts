@@ -19,7 +19,7 @@
 //
 // Notifications: setWebhook({ url, hmacKey }); each is POSTed as a signed standard notification a few ms
 // after the operation, again (NOTIFICATION_RETRY_MS) while the receiver does not answer `[accepted]`.
-// Knobs: behave(), holdNotifications(), releaseNotifications(); state: state(), pendingNotifications(),
+// Knobs: behave(), holdNotifications(), releaseNotifications(), failCapture() (a CAPTURE_FAILED); state: state(), pendingNotifications(),
 // notificationsSent(), notificationsIdle(). The HTTP knobs of the stripe double exist too: POST /__double/behaviour, GET /__double/state.
 
 import { hmacValidator } from '@adyen/api-library';
@@ -138,6 +138,12 @@ export interface AdyenDouble {
   notificationsSent(): Notification[];
   /** Resolves once nothing is left to send or retry. */
   notificationsIdle(): Promise<void>;
+  /**
+   * The card scheme rejects a capture after Adyen reported it done (https://docs.adyen.com/online-payments/capture#failed-capture):
+   * a CAPTURE_FAILED notification about the payment's last capture (success "true", as in Adyen's contract),
+   * and its amount capturable again. Throws when the payment has no capture that went through.
+   */
+  failCapture(paymentPspReference: string, reason?: string): void;
   close(): Promise<void>;
 }
 
@@ -420,6 +426,18 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     return { status: 201, body: { merchantAccount: body.merchantAccount, paymentPspReference: paymentReference, pspReference: modification.pspReference, ...(body.reference ? { reference: body.reference } : {}), status: 'received', ...(body.amount ? { amount: body.amount } : {}) } };
   }
 
+  function failCapture(paymentReference: string, reason = 'Capture Failed') {
+    const payment = payments.get(paymentReference);
+    const capture = [...notifications].reverse()
+      .find((n) => n.eventCode === 'CAPTURE' && n.success === 'true' && n.item.originalReference === paymentReference);
+    if (!payment || !capture) throw new Error(`no capture went through for payment ${paymentReference}`);
+    payment.captured -= capture.item.amount.value;
+    notify(payment, 'CAPTURE_FAILED', true, {
+      pspReference: capture.pspReference, originalReference: paymentReference, merchantReference: capture.item.merchantReference,
+      amount: capture.item.amount, reason,
+    });
+  }
+
   /** Why Adyen's accounting would refuse the modification, reported in its notification (undefined: it goes through). */
   function refusal(segment: string, payment: Json | undefined, body: Json): string | undefined {
     if (!payment || !payment.authorised) return 'Original pspReference not found';
@@ -558,6 +576,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       await deliver(batch);
     },
     notificationsSent: () => notifications.filter((n) => n.attempts > 0).map((n) => ({ ...n })),
+    failCapture,
     async notificationsIdle() {
       while (inFlight.size) await Promise.allSettled([...inFlight]);
     },
