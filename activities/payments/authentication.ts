@@ -3,12 +3,17 @@ import { findCharge, findPayment, updateCharge } from '../../db/payments';
 import type { AbandonArgs, AttemptResult, AuthenticationArgs, PaymentActivities } from '../../workflows/payments/contract';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
-import type { CompleteAuthenticationOutput, ProviderOutcome } from '../providers/types';
+import type { CompleteAuthenticationOutput, ProviderAdapter, ProviderOutcome } from '../providers/types';
 import { notifiedAuthorization, withAutoCapture, withCaptureFailureWindow } from './attempts';
 import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { applyOutcome, recordedAttempt } from './outcomes';
 import { MissingRowError } from '../../lib/data-errors';
+
+/** A charge given up at a processor that may still authorize it (one that can reverse): the workflow listens for that. */
+function withLateAuthorizationWindow(result: AttemptResult, adapter: Pick<ProviderAdapter, 'reverse' | 'lateAuthorizationWindowMs'>): AttemptResult {
+  return adapter.reverse && adapter.lateAuthorizationWindowMs ? { ...result, lateAuthorizationWindowMs: adapter.lateAuthorizationWindowMs } : result;
+}
 
 const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus' | 'eventIds'> = { outcome: 'requires_action', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
 
@@ -85,7 +90,12 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const env = attempt.environment;
       const charge = await findCharge(db, env, attempt.chargeId);
       if (!charge) throw new MissingRowError('charge', attempt.chargeId);
-      if (charge.status !== 'REQUIRES_ACTION') return recordedAttempt(db, attempt);
+      if (charge.status !== 'REQUIRES_ACTION') {
+        // Given up by an earlier try whose answer was lost: it says so again (a charge that ended otherwise is no abandon).
+        const recorded = await recordedAttempt(db, attempt);
+        if (charge.decline_code !== 'authentication_timeout' && charge.decline_code !== 'canceled') return recorded;
+        return withLateAuthorizationWindow(recorded, (await openProvider(deps, env, attempt.candidate.providerConfigId)).adapter);
+      }
       const provider = await openProvider(deps, env, attempt.candidate.providerConfigId);
       const ended = await askProcessor(attempt, provider, {});
       if (ended && ended.outcome.kind !== 'requires_action' && ended.outcome.kind !== 'transport_error' && ended.outcome.kind !== 'unknown') {
@@ -100,10 +110,10 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const exchanges = [...(ended ? [ended.exchange] : []), ...(voided ? [voided.exchange] : [])];
       if (reason === 'canceled') {
         await updateCharge(db, env, attempt.chargeId, { status: 'FAILED', decline_code: 'canceled', exchanges });
-        return { outcome: 'hard_decline', declineCode: 'canceled', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
+        return withLateAuthorizationWindow({ outcome: 'hard_decline', declineCode: 'canceled', paymentStatus: 'REQUIRES_ACTION', eventIds: [] }, provider.adapter);
       }
       const timeout: ProviderOutcome = { kind: 'hard_decline', declineCode: 'authentication_timeout', message: 'The customer did not complete the authentication in time.' };
-      return applyOutcome(db, attempt, timeout, exchanges);
+      return withLateAuthorizationWindow(await applyOutcome(db, attempt, timeout, exchanges), provider.adapter);
     },
   };
 }

@@ -4,6 +4,7 @@ import { attentionActivities } from './attention';
 import { authenticationActivities } from './authentication';
 import { captureFailureActivities } from './capture-failure';
 import { commandActivities } from './commands';
+import { lateAuthorizationActivities } from './late-authorization';
 import type { PaymentActivityDeps } from './deps';
 import { recordActivities } from './records';
 
@@ -23,6 +24,7 @@ export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities 
     ...commandActivities(deps),
     ...captureFailureActivities(deps),
     ...authenticationActivities(deps),
+    ...lateAuthorizationActivities(deps),
     ...attentionActivities(deps),
   } satisfies PaymentActivities;
 }

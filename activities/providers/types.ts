@@ -88,7 +88,7 @@ export interface RequiresAction {
 export type ProviderOutcome = Approved | HardDecline | SoftDecline | TransportError | UnknownOutcome | PendingOutcome | RequiresAction;
 export type OutcomeKind = ProviderOutcome['kind'];
 
-export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status' | 'authenticate';
+export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status' | 'authenticate' | 'reverse';
 
 /**
  * One request/response with the provider, as recorded in the charge's `exchanges` array. Snake_case
@@ -176,6 +176,11 @@ export interface VoidInput extends OperationInput {
   providerReference: string;
 }
 
+/** Cancel or refund, whichever the charge's state at the processor needs: the whole amount is released. */
+export interface ReverseInput extends OperationInput {
+  providerReference: string;
+}
+
 export interface RefundInput extends OperationInput {
   providerReference: string;
   amount: number;
@@ -228,6 +233,7 @@ export type AuthorizeOutput = OperationOutput;
 export type CaptureOutput = OperationOutput;
 export type VoidOutput = OperationOutput;
 export type RefundOutput = OperationOutput;
+export type ReverseOutput = OperationOutput;
 
 /**
  * `not_found`: the provider has no operation under this key. Conclusive only once the original call can
@@ -333,6 +339,18 @@ export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayNa
    * listens for that notification and takes the payment back to AUTHORIZED. Absent: the answer is final.
    */
   captureFailureWindowMs?: number;
+  /**
+   * Cancels the charge when it is only authorized, refunds it when it was captured (Adyen's reversals):
+   * for a charge given up while the customer authenticated, which the processor may still report
+   * authorized afterwards — its look-up cannot tell without the customer's return, and its void is only
+   * received. Absent: the abandon's look-up and void are conclusive (Stripe, the sandbox).
+   */
+  reverse?(input: ReverseInput): Promise<ReverseOutput>;
+  /**
+   * With `reverse`: how long after a charge was given up its payment's workflow, once the payment is
+   * final, still listens for the processor reporting that charge authorized (to reverse it).
+   */
+  lateAuthorizationWindowMs?: number;
   /** Finishes an authorization that answered `requires_action`, once the customer is back. */
   completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
   /**

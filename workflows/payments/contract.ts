@@ -336,6 +336,12 @@ export interface AttemptResult {
    * (ms) the workflow listens for it (the adapter's captureFailureWindowMs). Absent: SUCCEEDED is final.
    */
   captureFailureWindowMs?: number;
+  /**
+   * The charge was given up (abandonAuthentication) at a processor that may still report it authorized:
+   * how long (ms) the workflow of a final payment keeps listening for that, to reverse it (the adapter's
+   * lateAuthorizationWindowMs). Absent: the abandon was conclusive.
+   */
+  lateAuthorizationWindowMs?: number;
 }
 
 /**
@@ -430,6 +436,28 @@ export interface CaptureFailureResult extends RecordedEvents {
 /** The needs_attention reason of a payment whose capture failed after the fact while its charge had refunds. */
 export const CAPTURE_FAILED_AFTER_REFUND = 'capture_failed_after_refund';
 
+/** A notification about a charge the workflow gave up while its customer authenticated: an authorization, or the void's outcome. */
+export interface LateAuthorizationArgs extends PaymentRef {
+  chargeId: string;
+  notification: ProviderEventSignal;
+  context: RequestContext;
+}
+
+/**
+ * What the notification did, by what the stored notifications of the charge say: `reversed` (the processor
+ * authorized it and the void did not go through: reversed now, or by an earlier try); `voided` (the void went
+ * through: nothing is held); `waiting` (no authorization stored yet: a later one is reversed); `ignored` (no
+ * stored event behind the signal); `refused` (the processor refused the reversal: an operator must look).
+ */
+export interface LateAuthorizationResult {
+  outcome: 'reversed' | 'voided' | 'waiting' | 'ignored' | 'refused';
+  /** Why the reversal was refused (the processor's decline). */
+  message?: string;
+}
+
+/** The needs_attention reason of a payment whose given-up charge the processor authorized and then refused to reverse. */
+export const LATE_AUTHORIZATION_NOT_REVERSED = 'late_authorization_not_reversed';
+
 /** The events an activity recorded, to be fanned out to webhooks (none when the account has no endpoint). */
 export interface RecordedEvents { eventIds: string[] }
 
@@ -445,7 +473,7 @@ export const PAYMENT_ACTIVITY_FAILURES = {
 
 /** A payment its workflow stops acting on, to flag for an operator (flagPaymentNeedsAttention). */
 export interface NeedsAttentionArgs extends PaymentRef {
-  /** Why: `permanent_data_error`, or `capture_failed_after_refund` (CAPTURE_FAILED_AFTER_REFUND). */
+  /** Why: `permanent_data_error`, `capture_failed_after_refund` (CAPTURE_FAILED_AFTER_REFUND) or `late_authorization_not_reversed`. */
   reason: string;
   /** The transition (or `create`; `refund` for a refund of the payment) that met it. */
   step: string;
@@ -485,6 +513,8 @@ export interface PaymentActivities {
   completeAuthentication(args: AuthenticationArgs): Promise<AttemptResult>;
   /** Gives up a wait for the customer: the charge is voided at the processor unless it completed meanwhile. */
   abandonAuthentication(args: AbandonArgs): Promise<AttemptResult>;
+  /** Reverses (cancel or refund) a given-up charge a stored notification says the processor authorized after all. Idempotent. */
+  reverseLateAuthorization(args: LateAuthorizationArgs): Promise<LateAuthorizationResult>;
   /** Flags the payment `needs_attention` and writes one `payment.needs_attention` notification. Idempotent. */
   flagPaymentNeedsAttention(args: NeedsAttentionArgs): Promise<void>;
 }

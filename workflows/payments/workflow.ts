@@ -10,7 +10,7 @@ import type { EventFanOutActivities } from '../webhooks/contract';
 import {
   allows, AttemptArgs, AttemptResult, AuthenticationReturnInput, CancelInput, CAPTURE_FAILED_AFTER_REFUND, CaptureFailureResult, CaptureInput, CommandResult,
   ConfirmInput, CreateAndAuthorizeResult,
-  CreateInput, FINAL_PAYMENT_STATUSES, firstAttemptOf, FirstAttemptArgs, leadsTo, stepsUp,
+  CreateInput, FINAL_PAYMENT_STATUSES, firstAttemptOf, FirstAttemptArgs, LATE_AUTHORIZATION_NOT_REVERSED, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
   PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates,
 } from './contract';
@@ -120,6 +120,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let captureWatch: { chargeId: string; until: number } | undefined;
   /** The charge whose capture failed after the fact: its capture notifications are stale unless a capture of ours awaits one. */
   let captureFailedCharge: string | undefined;
+  /**
+   * Charges given up while the customer authenticated at a processor that may still report them authorized
+   * (AttemptResult.lateAuthorizationWindowMs), and until when a final payment's workflow listens for that.
+   */
+  const givenUp = new Map<string, number>();
 
   /** Runs one transition under the lock; every command and timer goes through here. */
   const run = <T>(transition: PaymentTransition, fn: () => Promise<T>): Promise<T> => lock.runExclusive(async () => {
@@ -168,6 +173,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     captureFailedCharge !== undefined && event.operation === 'capture' && event.chargeId === captureFailedCharge && !state.pendingOperation && running !== 'capture';
   const hasNotification = (operation: NotifiedOperation, chargeId: string) =>
     notifications.some((n) => n.operation === operation && n.chargeId === chargeId);
+  /** The first notification about a given-up charge that may show its authorization standing: an authorization, or the void's outcome. */
+  const lateNotice = () => (state.needsAttention ? -1 : notifications.findIndex((n) => givenUp.has(n.chargeId) && (n.operation === 'authorize' || n.operation === 'void')));
   const takeNotification = (operation: NotifiedOperation, chargeId: string): ProviderEventSignal | undefined => {
     const index = notifications.findIndex((n) => n.operation === operation && n.chargeId === chargeId);
     return index < 0 ? undefined : notifications.splice(index, 1)[0];
@@ -204,6 +211,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       state.lastError ? `last error: ${state.lastError.code}` : '',
       state.needsAttention ? `NEEDS ATTENTION: ${state.needsAttention.step} stopped on ${state.needsAttention.reason}; no more commands` : '',
       state.captureFailureWatch ? `listening until ${new Date(state.captureFailureWatch.until).toISOString()} for the processor reporting the capture failed after all` : '',
+      givenUp.size ? `given up, reversed if the processor reports them authorized: ${[...givenUp.keys()].join(', ')}` : '',
     ].filter(Boolean).join('\n'));
   };
   const publish = async (eventIds: string[]) => {
@@ -571,7 +579,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
           continue;
         }
         if (!woken || abandonRequested) {
-          return await providers.abandonAuthentication({ ...args, reason: abandonRequested ? 'canceled' : 'authentication_timeout' });
+          const abandoned = await providers.abandonAuthentication({ ...args, reason: abandonRequested ? 'canceled' : 'authentication_timeout' });
+          if (abandoned.lateAuthorizationWindowMs) givenUp.set(args.chargeId, Date.now() + abandoned.lateAuthorizationWindowMs);
+          return abandoned;
         }
         customerReturned = undefined;
         const result = await providers.completeAuthentication({ ...args, returned: true });
@@ -620,8 +630,13 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     void sleep(Math.max(watch.until - Date.now(), 1)).then(() => { over = true; });
     try {
       for (;;) {
-        await condition(() => over || hasNotification('capture', watch.chargeId));
+        await condition(() => over || hasNotification('capture', watch.chargeId) || lateNotice() >= 0);
         const notification = takeNotification('capture', watch.chargeId);
+        if (!notification && !over) {
+          // A given-up charge's notification: the loop applies it, then the watch goes on.
+          captureWatch = watch;
+          return true;
+        }
         if (!notification) return false;
         if (notification.outcome?.kind === 'approved') continue;
         const outcome = await run('captureFailed', () => captureFailed(watch.chargeId, notification));
@@ -657,6 +672,42 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     return result.outcome;
   }
 
+  /**
+   * Applies one notification about a given-up charge, under the lock (reverseLateAuthorization decides from
+   * the charge's stored notifications): reversed, or voided after all, the charge is listened for no more; a
+   * reversal the processor refused flags the payment for an operator. A forged one changes nothing.
+   */
+  async function reverseLate(notification: ProviderEventSignal): Promise<void> {
+    const { chargeId } = notification;
+    try {
+      const result = await lock.runExclusive(() => providers.reverseLateAuthorization({ ...ref, chargeId, notification, context: input.context }));
+      if (result.outcome === 'reversed' || result.outcome === 'voided' || result.outcome === 'refused') givenUp.delete(chargeId);
+      describe();
+      if (result.outcome === 'refused') {
+        const message = `The processor authorized the given-up charge ${chargeId} and refused its reversal (${result.message ?? 'no reason'}).`;
+        await needsAttention('reverseLateAuthorization', { message }, LATE_AUTHORIZATION_NOT_REVERSED);
+      }
+    } catch (err) {
+      const permanent = permanentDataFailure(err);
+      if (permanent) return needsAttention('reverseLateAuthorization', permanent);
+      // Failed for good (its provider config gone): the stored event stays for an operator; the payment goes on.
+      log.error('reversing a late authorization failed', { paymentId: input.paymentId, chargeId, error: String(err) });
+    }
+  }
+
+  /**
+   * A final payment with given-up charges the processor may still report authorized: listens (one durable
+   * timer) until the last one's window ends. True when a notification about one came (the loop applies it).
+   */
+  async function listenForLateAuthorizations(): Promise<boolean> {
+    const until = Math.max(0, ...givenUp.values());
+    if (state.needsAttention || until <= Date.now()) return false;
+    let over = false;
+    void sleep(until - Date.now()).then(() => { over = true; });
+    await condition(() => over || lateNotice() >= 0);
+    return lateNotice() >= 0;
+  }
+
   // The payment row exists before anything else happens; `create` answers once it does.
   try {
     await record();
@@ -678,9 +729,15 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   for (;;) {
     if (lock.isLocked()) {
       // A command is running: look again when it has ended.
+    } else if (lateNotice() >= 0) {
+      // A charge given up while its customer authenticated, reported authorized (or its void refused): reversed, whatever the payment's status.
+      await reverseLate(notifications.splice(lateNotice(), 1)[0]);
+      continue;
     } else if (FINAL_PAYMENT_STATUSES.includes(state.status) || state.needsAttention) {
       // A capture the processor may still report failed is listened for first; failed, the payment is AUTHORIZED again.
       if (captureWatch && state.status === 'SUCCEEDED' && !state.needsAttention && await watchForCaptureFailure(captureWatch)) continue;
+      // Then a given-up charge the processor may still report authorized.
+      if (await listenForLateAuthorizations()) continue;
       break;
     } else if (state.pendingOperation) {
       // A capture or void the processor received: its notification completes it (no timer runs meanwhile).

@@ -14,7 +14,7 @@ import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import type {
   AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
-  ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
+  ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ReverseInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
 import { adyenError, adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
 import { authenticationOf, parseAdyenWebhook, withoutCardData } from './notifications';
@@ -53,6 +53,12 @@ export const REFUND_REVERSAL_WINDOW_MS = 30 * 24 * 3_600_000;
  * (https://docs.adyen.com/online-payments/capture#failed-capture): a captured payment is watched for 7 days.
  */
 export const CAPTURE_FAILURE_WINDOW_MS = 7 * 24 * 3_600_000;
+/**
+ * A charge given up while the shopper authenticated may still be reported AUTHORISATION success: the shopper
+ * finishing the challenge late, or the notification itself late (Adyen retries a notification our endpoint
+ * did not accept for days). A final payment's workflow listens 7 days after the abandon to reverse it.
+ */
+export const LATE_AUTHORIZATION_WINDOW_MS = 7 * 24 * 3_600_000;
 /** For an authorize without a returnUrl (direct adapter use): Adyen requires one even where no redirect happens. */
 export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 
@@ -61,7 +67,8 @@ export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 type HttpClient = NonNullable<ConstructorParameters<typeof Client>[1]>;
-type ModificationResponse = Types.checkout.PaymentCaptureResponse | Types.checkout.PaymentCancelResponse | Types.checkout.PaymentRefundResponse;
+type ModificationResponse =
+  | Types.checkout.PaymentCaptureResponse | Types.checkout.PaymentCancelResponse | Types.checkout.PaymentRefundResponse | Types.checkout.PaymentReversalResponse;
 
 /** What went over the wire in one call, as our HTTP client saw it. */
 interface Wire {
@@ -177,14 +184,14 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     return { outcome, exchange: record(reply.exchange, outcome, providerCode) };
   }
 
-  /** A modification (capture, cancel, refund) Adyen receives now and reports on later, by notification. */
+  /** A modification (capture, cancel, refund, reversal) Adyen receives now and reports on later, by notification. */
   function modify(
-    input: CaptureInput | VoidInput | RefundInput,
-    operation: 'capture' | 'void' | 'refund',
+    input: CaptureInput | VoidInput | RefundInput | ReverseInput,
+    operation: 'capture' | 'void' | 'refund' | 'reverse',
     amount: { value: number; currency: string } | undefined,
     post: (checkout: CheckoutAPI, body: { merchantAccount: string; reference: string }) => Promise<ModificationResponse>,
   ): Promise<OperationOutput> {
-    const segment = { capture: 'captures', void: 'cancels', refund: 'refunds' }[operation];
+    const segment = { capture: 'captures', void: 'cancels', refund: 'refunds', reverse: 'reversals' }[operation];
     const body = { ...(amount ? { amount } : {}), reference: input.idempotencyKey };
     return operate(input.credentials, {
       operation,
@@ -203,6 +210,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     capturesWithAuthorization: true,
     refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
     captureFailureWindowMs: CAPTURE_FAILURE_WINDOW_MS,
+    lateAuthorizationWindowMs: LATE_AUTHORIZATION_WINDOW_MS,
     parseWebhook: parseAdyenWebhook,
 
     authorize(input: AuthorizeInput) {
@@ -302,6 +310,13 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       const amount = { value: input.amount, currency: input.currency.toUpperCase() };
       return modify(input, 'refund', amount, (checkout, body) => checkout.ModificationsApi.refundCapturedPayment(
         input.providerReference, { ...body, amount }, { idempotencyKey: input.idempotencyKey },
+      ));
+    },
+
+    /** Cancel or refund (the whole amount), whichever the payment needs: its outcome comes by a CANCEL_OR_REFUND notification. */
+    reverse(input: ReverseInput) {
+      return modify(input, 'reverse', undefined, (checkout, body) => checkout.ModificationsApi.refundOrCancelPayment(
+        input.providerReference, body, { idempotencyKey: input.idempotencyKey },
       ));
     },
 

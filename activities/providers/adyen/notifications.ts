@@ -15,8 +15,8 @@ import { adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
 /** What Adyen expects back for a batch it may stop sending. */
 export const ADYEN_WEBHOOK_REPLY = { status: 200, body: '[accepted]', contentType: 'text/plain' } as const;
 
-/** A modification's `reference` (our idempotency key): the charge id, `:capture` or `:void`, and `:<n>` for a later one. */
-const MODIFICATION_REFERENCE = /^(.+):(?:capture|void)(?::\d+)?$/;
+/** A modification's `reference` (our idempotency key): the charge id, `:capture`, `:void` or `:reversal`, and `:<n>` for a later one. */
+const MODIFICATION_REFERENCE = /^(.+):(?:capture|void|reversal)(?::\d+)?$/;
 
 /**
  * additionalData kept out of a stored event or exchange: the signature, card or account data beyond
@@ -155,7 +155,7 @@ function hard(declineCode: string, reason: string | undefined): HardDecline {
 }
 
 /**
- * The charge id a modification's reference names (`<charge>:capture`, `<charge>:void`, a later one's
+ * The charge id a modification's reference names (`<charge>:capture`, `<charge>:void`, `<charge>:reversal`, a later one's
  * `<charge>:capture:<n>`: workflows/payments/contract.ts operationKey; or the charge id itself).
  */
 function chargeOf(merchantReference: string): string {

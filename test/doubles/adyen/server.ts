@@ -8,12 +8,15 @@
 // Outcomes are chosen by the card holder name, as on Adyen's test platform (TEST_HOLDER_NAMES): any
 // other name authorises. A payment captures at once unless it asks for manual capture
 // (additionalData.manualCapture "true") or a later capture (captureDelayHours > 0). Captures, cancels and
-// refunds answer `received`; their outcome comes by notification (CAPTURE, CANCELLATION, REFUND).
+// refunds answer `received`; their outcome comes by notification (CAPTURE, CANCELLATION, REFUND). A reversal
+// (/payments/{pspReference}/reversals) refunds what was captured, else cancels the authorisation, and says
+// which in its CANCEL_OR_REFUND notification (additionalData `modification.action`).
 //
 // 3-D Secure (https://docs.adyen.com/online-payments/3d-secure/redirect-3ds2): the holder name
 // REDIRECT_SHOPPER and the test cards of ../three-d-secure answer RedirectShopper with a GET redirect to
 // the double's challenge page (`/__double/3ds/<pspReference>`), whose POST authorises or refuses the
-// payment (AUTHORISATION notification) and sends the browser to the returnUrl with a redirectResult;
+// payment (AUTHORISATION notification) and sends the browser to the returnUrl with a redirectResult (a test
+// that does not follow that redirect plays the shopper who authenticated and never came back);
 // /payments/details with that redirectResult answers how it ended. mpiData a double issued skips the
 // challenge; authenticationData.attemptAuthentication `always` asks for one.
 //
@@ -98,7 +101,7 @@ export interface Behaviour {
   /** Which requests: method and path prefix (default `POST /v71/payments`, which modifications match too). */
   match?: string;
   /** The next capture, cancel or refund is received, then fails in its notification (success "false"). */
-  fail_next?: 'capture' | 'void' | 'refund';
+  fail_next?: 'capture' | 'void' | 'refund' | 'reverse';
 }
 
 export interface WebhookTarget {
@@ -182,10 +185,11 @@ const OPERATIONS: Record<string, Operation> = {
   captures: { request: 'PaymentCaptureRequest', response: 'PaymentCaptureResponse' },
   cancels: { request: 'PaymentCancelRequest', response: 'PaymentCancelResponse' },
   refunds: { request: 'PaymentRefundRequest', response: 'PaymentRefundResponse' },
+  reversals: { request: 'PaymentReversalRequest', response: 'PaymentReversalResponse' },
   details: { request: 'PaymentDetailsRequest', response: 'PaymentDetailsResponse' },
 };
-const EVENT_OF: Record<string, string> = { captures: 'CAPTURE', cancels: 'CANCELLATION', refunds: 'REFUND' };
-const FAILS_AS: Record<string, Behaviour['fail_next']> = { captures: 'capture', cancels: 'void', refunds: 'refund' };
+const EVENT_OF: Record<string, string> = { captures: 'CAPTURE', cancels: 'CANCELLATION', refunds: 'REFUND', reversals: 'CANCEL_OR_REFUND' };
+const FAILS_AS: Record<string, Behaviour['fail_next']> = { captures: 'capture', cancels: 'void', refunds: 'refund', reversals: 'reverse' };
 
 function adyenError(status: number, errorCode: string, message: string, errorType: string) {
   return { status, body: { status, errorCode, message, errorType, pspReference: pspReference() } };
@@ -417,13 +421,25 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       if (segment === 'captures') payment.captured += body.amount.value;
       if (segment === 'cancels') payment.cancelled = true;
       if (segment === 'refunds') payment.refunded += body.amount.value;
+      if (segment === 'reversals') modification.action = reverse(payment);
     }
     const about = payment ?? { merchantAccount: body.merchantAccount, amount: body.amount ?? { currency: 'EUR', value: 0 }, merchantReference: body.reference };
     notify(about, EVENT_OF[segment], !reason, {
       pspReference: modification.pspReference, originalReference: paymentReference, merchantReference: body.reference ?? '',
       amount: body.amount ?? about.amount, reason: reason ?? '',
+      ...(modification.action ? { additionalData: { 'modification.action': modification.action } } : {}),
     });
     return { status: 201, body: { merchantAccount: body.merchantAccount, paymentPspReference: paymentReference, pspReference: modification.pspReference, ...(body.reference ? { reference: body.reference } : {}), status: 'received', ...(body.amount ? { amount: body.amount } : {}) } };
+  }
+
+  /** A reversal (https://docs.adyen.com/online-payments/reversal): the captured amount refunded, else the authorisation cancelled. */
+  function reverse(payment: Json): 'refund' | 'cancel' {
+    if (payment.captured > payment.refunded) {
+      payment.refunded = payment.captured;
+      return 'refund';
+    }
+    payment.cancelled = true;
+    return 'cancel';
   }
 
   function failCapture(paymentReference: string, reason = 'Capture Failed') {
@@ -448,12 +464,13 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     }
     if (segment === 'cancels' && (payment.cancelled || payment.captured > 0)) return 'Payment cannot be cancelled';
     if (segment === 'refunds' && payment.refunded + body.amount.value > payment.captured) return 'Insufficient in-process balance on payment';
+    if (segment === 'reversals' && (payment.cancelled || (payment.captured > 0 && payment.refunded >= payment.captured))) return 'Payment was already cancelled or refunded';
     return undefined;
   }
 
   /** The operation itself, once the request passed the checks (and was not an idempotent replay). */
   function route(path: string, body: Json): { status: number; body: unknown } {
-    const m = /^\/v71\/payments(?:\/(details)|\/([^/]+)\/(captures|cancels|refunds))?$/.exec(path);
+    const m = /^\/v71\/payments(?:\/(details)|\/([^/]+)\/(captures|cancels|refunds|reversals))?$/.exec(path);
     if (!m) return adyenError(404, '000', `Unknown endpoint ${path}`, 'validation');
     const segment = m[1] ?? m[3] ?? 'payments';
     const operation = OPERATIONS[segment];
