@@ -113,10 +113,19 @@ export class Access {
     return liveAccountIdsOfUser(this.db, p.userId);
   }
 
-  private check<S extends Pick<AccountScope, 'permissions'>>(scope: S): S {
-    if (this.permission && !scope.permissions.has(this.permission)) {
-      throw new ApiError('insufficient_permissions', `This needs the ${this.permission} permission.`, { required: this.permission });
+  /**
+   * Checks that the caller also holds `permission` on the account `scope` stands for, beyond the route's
+   * own: a read that embeds another kind of resource needs that resource's read permission too, or it
+   * would hand it out to credentials that may not read it. 403 `insufficient_permissions` naming it.
+   */
+  require(scope: Pick<AccountScope, 'permissions'>, permission: Permission, what = 'This'): void {
+    if (!scope.permissions.has(permission)) {
+      throw new ApiError('insufficient_permissions', `${what} needs the ${permission} permission.`, { required: permission });
     }
+  }
+
+  private check<S extends Pick<AccountScope, 'permissions'>>(scope: S): S {
+    if (this.permission) this.require(scope, this.permission);
     return scope;
   }
 

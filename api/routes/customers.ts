@@ -128,6 +128,8 @@ export const customerRoutes = [
     response: CustomerSchema,
     async handler({ params, query, principal, access, deps }) {
       const { env, customer } = await locateCustomer(deps.db, access, principal, params.id);
+      // Payment methods belong to their customer (saved and deleted with customer:write, never read apart),
+      // so this route's customer:read is their read permission: the embed needs nothing more.
       return { data: await customerResponse(deps.db, env, customer, query.include_payment_methods === true) };
     },
   }),

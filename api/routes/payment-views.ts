@@ -8,6 +8,8 @@ import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
 import type { Config } from '../../lib/config';
 import { paymentWorkflowLink } from '../../workflows/payments/client';
+import type { Access, AccountScope } from '../auth/access';
+import type { Permission } from '../auth/permissions';
 import { serializeCustomer } from '../resources/customers';
 import { serializeEvent } from '../resources/events';
 import { serializeCheckoutPayment, serializePayment, type CheckoutPayment, type Payment } from '../resources/payments';
@@ -19,6 +21,24 @@ export interface PaymentIncludes {
   include_routing_plans?: boolean;
   include_events?: boolean;
   include_customer?: boolean;
+}
+
+/**
+ * The permission each embed needs: the read permission of the resource it shows. Charges are the
+ * payment's own attempts (no route reads them apart from their payment), so payment:read covers them.
+ */
+const INCLUDE_PERMISSIONS: Record<keyof PaymentIncludes, Permission> = {
+  include_charges: 'payment:read',
+  include_customer: 'customer:read',
+  include_events: 'event:read',
+  include_routing_plans: 'routing:read',
+};
+
+/** Refuses a payment read whose embeds ask for more than the caller may read on `scope`'s account (403). */
+export function requireIncludes(access: Access, scope: Pick<AccountScope, 'permissions'>, flags: PaymentIncludes): void {
+  for (const [flag, permission] of Object.entries(INCLUDE_PERMISSIONS) as [keyof PaymentIncludes, Permission][]) {
+    if (flags[flag]) access.require(scope, permission, `query/${flag}`);
+  }
 }
 
 /**

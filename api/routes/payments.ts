@@ -21,7 +21,7 @@ import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
 import { findVisible } from './environment-lookup';
 import { CardBody, cardForConfirm, unusablePaymentMethod } from './payment-cards';
-import { presentCheckoutPayment, presentPayments, respondWithPayment } from './payment-views';
+import { presentCheckoutPayment, presentPayments, requireIncludes, respondWithPayment } from './payment-views';
 
 const Routing = Obj({
   provider_config_ids: Type.Optional(Type.Array(Id('ppc'), { maxItems: 10, uniqueItems: true })),
@@ -412,6 +412,7 @@ export const paymentRoutes = [
     response: Type.Array(PaymentSchema),
     async handler({ query, access, deps }) {
       const scope = await access.forAccount();
+      requireIncludes(access, scope, query);
       const env = scope.environment;
       const start = listStart(query);
       const listed = await listPayments(deps.db, env, scope.account.id, { status: query.status, customer_id: query.customer_id }, start, query.limit ?? 10);
@@ -447,7 +448,8 @@ export const paymentRoutes = [
         const { row, env } = await findVisiblePayment(deps, access, params.id);
         return { data: await presentCheckoutPayment(deps.db, env, row) };
       }
-      const { row, env } = await findVisiblePayment(deps, access, params.id);
+      const { row, env, scope } = await findVisiblePayment(deps, access, params.id);
+      requireIncludes(access, scope, query);
       return { data: await respondWithPayment(deps, env, row.id, query, row) };
     },
   }),

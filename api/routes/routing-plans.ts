@@ -6,6 +6,7 @@ import { findRoutingPlan, listRoutingPlans, RoutingPlanRow } from '../../db/rout
 import { groupBy } from '../../lib/group-by';
 import { ChargeSchema, PaymentSchema, serializeCharge, serializePayment } from '../resources/payments';
 import { AttemptSchema, RoutingPlanSchema, serializeAttempt, serializeRoutingPlan } from '../resources/routing-plans';
+import type { Access, AccountScope } from '../auth/access';
 import { defineRoute } from '../route';
 import { MAX_PAGE, Obj } from '../schemas';
 import { findVisible } from './environment-lookup';
@@ -55,6 +56,19 @@ async function present(db: Db, env: Environment, plans: RoutingPlanRow[], flags:
   });
 }
 
+/**
+ * The embeds a caller may have: charges, attempts and the payment are payment data, so they need
+ * `payment:read` beside the route's `routing:read`. Asked for explicitly without it: 403 naming it; left
+ * at their default: not embedded, so a routing-only key still reads its plans.
+ */
+function allowedIncludes(access: Access, scope: Pick<AccountScope, 'permissions'>, flags: IncludeFlags): IncludeFlags {
+  const mayReadPayments = scope.permissions.has('payment:read');
+  for (const flag of ['include_charges', 'include_payment', 'include_attempts'] as const) {
+    if (flags[flag] === true && !mayReadPayments) access.require(scope, 'payment:read', `query/${flag}`);
+  }
+  return mayReadPayments ? flags : { include_charges: false, include_payment: false, include_attempts: false };
+}
+
 export const routingPlanRoutes = [
   defineRoute({
     method: 'get',
@@ -71,9 +85,11 @@ export const routingPlanRoutes = [
     }),
     response: Type.Array(RoutingPlanWithEmbedsSchema),
     async handler({ query, access, deps }) {
-      const { account, environment: env } = await access.forAccount();
-      const plans = await listRoutingPlans(deps.db, env, account.id, { paymentId: query.payment_id, page: query.page, limit: query.limit });
-      return { data: await present(deps.db, env, plans, query) };
+      const scope = await access.forAccount();
+      const flags = allowedIncludes(access, scope, query);
+      const env = scope.environment;
+      const plans = await listRoutingPlans(deps.db, env, scope.account.id, { paymentId: query.payment_id, page: query.page, limit: query.limit });
+      return { data: await present(deps.db, env, plans, flags) };
     },
   }),
 
@@ -88,8 +104,8 @@ export const routingPlanRoutes = [
     query: Obj(Includes),
     response: RoutingPlanWithEmbedsSchema,
     async handler({ params, query, access, deps }) {
-      const { row, env } = await findVisible(access, 'routing plan', (e) => findRoutingPlan(deps.db, e, params.id));
-      return { data: (await present(deps.db, env, [row], query))[0] };
+      const { row, env, scope } = await findVisible(access, 'routing plan', (e) => findRoutingPlan(deps.db, e, params.id));
+      return { data: (await present(deps.db, env, [row], allowedIncludes(access, scope, query)))[0] };
     },
   }),
 ];
