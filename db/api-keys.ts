@@ -8,6 +8,9 @@ import type { Environment } from './environments';
 
 export type ApiKeyType = 'SECRET' | 'PUBLISHABLE';
 
+/** The credential that created a key: a user's or the system actor's `sub`, or a key's id. */
+export interface KeyCreator { type: 'user' | 'system' | 'api_key'; id: string }
+
 export interface ApiKeyRow {
   id: string;
   account_id: string;
@@ -27,6 +30,9 @@ export interface ApiKeyRow {
   last_used_ip: string | null;
   last_used_at: Date | null;
   expires_at: Date | null;
+  /** Null for the managed keys made with their account, and for keys made before creators were recorded. */
+  created_by_type: KeyCreator['type'] | null;
+  created_by_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -40,6 +46,7 @@ export interface NewApiKey {
   permissions: Record<string, string[]>;
   metadata?: Record<string, string>;
   expiresAt?: Date | null;
+  createdBy?: KeyCreator;
 }
 
 const apiKeys = (db: Knex) => db<ApiKeyRow>('core.api_keys');
@@ -62,9 +69,26 @@ export async function insertApiKey(db: Knex, pepper: string, key: NewApiKey): Pr
       metadata: JSON.stringify(key.metadata ?? {}),
       managed: key.managed,
       expires_at: key.expiresAt ?? null,
+      created_by_type: key.createdBy?.type ?? null,
+      created_by_id: key.createdBy?.id ?? null,
     })
     .returning<ApiKeyRow[]>('*');
   return { row, plaintext };
+}
+
+/**
+ * Inserts a key unless the account already holds `limit` live keys (undefined then). An advisory lock
+ * per account serializes its creates, so concurrent ones cannot each see the last free place.
+ */
+export async function insertApiKeyWithin(
+  db: Knex, pepper: string, key: NewApiKey, limit: number,
+): Promise<{ row: ApiKeyRow; plaintext: string } | undefined> {
+  return db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`core.api_keys/${key.accountId}`]);
+    const [{ count }] = await apiKeys(trx).where({ account_id: key.accountId, deleted: false }).count({ count: '*' });
+    if (Number(count) >= limit) return undefined;
+    return insertApiKey(trx, pepper, key);
+  });
 }
 
 export async function findApiKey(db: Knex, id: string): Promise<ApiKeyRow | undefined> {

@@ -48,8 +48,13 @@ export interface Config {
    */
   workerMetricsPort: number;
   /**
-   * METRICS_TOKEN: when set, the API's `GET /metrics` answers only `Authorization: Bearer <token>` (the
-   * scraper's). The API's port is the public one, and its counters tell every tenant's volume.
+   * WORKER_METRICS_HOST: the IP address both worker metrics endpoints listen on; loopback unless a
+   * scraper elsewhere must reach them (`0.0.0.0` in the compose network, whose ports are not published).
+   */
+  workerMetricsHost: string;
+  /**
+   * METRICS_TOKEN: when set, the API's and the worker's `GET /metrics` answer only `Authorization: Bearer
+   * <token>` (the scraper's): their counters tell every tenant's volume. Required in production.
    */
   metricsToken?: string;
   /** Workflows a worker keeps in memory per task queue; evicted ones are replayed from history when needed. */
@@ -77,6 +82,8 @@ export interface Config {
    * notifications per provider config and source IP (PROVIDER_WEBHOOK_RPS a second); 0 turns either off.
    */
   providerWebhookLimit: { failuresPerMinute: number; rps: number };
+  /** API_KEYS_PER_ACCOUNT_MAX: live (not deleted) keys an account may hold, managed ones included. */
+  apiKeysPerAccountMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -113,7 +120,7 @@ export function configMode(nodeEnv: string | undefined): Config['env'] {
 function productionSecretProblems(env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   const set = (name: string) => (env[name] ? name : undefined);
-  const secrets = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER'].filter(set);
+  const secrets = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER', 'METRICS_TOKEN'].filter(set);
   for (const name of secrets) {
     const problem = secretProblem(name, env[name]!, name === 'VAULT_KEY' ? 'key32' : 'string');
     if (problem) problems.push(problem);
@@ -135,10 +142,28 @@ function productionSecretProblems(env: NodeJS.ProcessEnv): string[] {
   return problems;
 }
 
+/** An IPv4 or IPv6 address, as a listening socket takes it (the Temporal SDK's exporter takes no host names). */
+function isIpAddress(host: string): boolean {
+  if (/^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(host)) return true;
+  if (!host.includes(':') || !/^[\da-fA-F:.]+$/.test(host)) return false;
+  try {
+    return new URL(`http://[${host}]/`).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 function count(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a whole number ≥ 0: ${value}`);
+  return n;
+}
+
+/** A limit where 0 would mean "none at all", not "off": refused rather than read either way. */
+function atLeastOne(name: string, value: string | undefined, fallback: number): number {
+  const n = count(name, value, fallback);
+  if (n < 1) throw new ConfigError(`${name} must be a whole number ≥ 1: ${value}`);
   return n;
 }
 
@@ -181,6 +206,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
       !jwt.secret && !jwt.publicKey && !jwt.jwksUrl && 'JWT_SECRET / JWT_PUBLIC_KEY / JWKS_URL',
       !vaultKey && 'VAULT_KEY',
       !apiKeyPepper && 'API_KEY_PEPPER',
+      !env.METRICS_TOKEN && 'METRICS_TOKEN',
+      // A key that is not ours alone (an identity provider's) also signs tokens meant for other services.
+      (jwt.publicKey || jwt.jwksUrl) && !jwt.issuer && 'JWT_ISSUER',
+      (jwt.publicKey || jwt.jwksUrl) && !jwt.audience && 'JWT_AUDIENCE',
     ].filter(Boolean);
     const problems = missing.length ? [`NODE_ENV=production needs ${missing.join(', ')}`] : productionSecretProblems(env);
     // Says so when a NODE_ENV other than `production` is why the rules apply.
@@ -195,6 +224,11 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
   const workerMetricsPort = Number(env.WORKER_METRICS_PORT || 9464);
   if (!Number.isInteger(workerMetricsPort) || workerMetricsPort < 0 || workerMetricsPort > 65534) {
     throw new ConfigError(`WORKER_METRICS_PORT is not a port: ${env.WORKER_METRICS_PORT}`);
+  }
+
+  const workerMetricsHost = env.WORKER_METRICS_HOST || '127.0.0.1';
+  if (!isIpAddress(workerMetricsHost)) {
+    throw new ConfigError(`WORKER_METRICS_HOST must be an IP address (0.0.0.0 for every interface): ${workerMetricsHost}`);
   }
 
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
@@ -231,6 +265,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     authenticationTimeoutMs: duration('AUTHENTICATION_TIMEOUT', env.AUTHENTICATION_TIMEOUT || '1h'),
     providerTimeoutMs: Number(env.PROVIDER_TIMEOUT_MS || 10_000),
     workerMetricsPort,
+    workerMetricsHost,
     metricsToken: env.METRICS_TOKEN || undefined,
     workerMaxCachedWorkflows: Number(env.WORKER_MAX_CACHED_WORKFLOWS || 100),
     workerWorkflowHeapMb: count('WORKER_WORKFLOW_HEAP_MB', env.WORKER_WORKFLOW_HEAP_MB, 1024),
@@ -241,6 +276,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
       failuresPerMinute: count('PROVIDER_WEBHOOK_FAILURES_PER_MINUTE', env.PROVIDER_WEBHOOK_FAILURES_PER_MINUTE, 30),
       rps: count('PROVIDER_WEBHOOK_RPS', env.PROVIDER_WEBHOOK_RPS, 100),
     },
+    apiKeysPerAccountMax: atLeastOne('API_KEYS_PER_ACCOUNT_MAX', env.API_KEYS_PER_ACCOUNT_MAX, 50),
   };
 }
 

@@ -46,6 +46,8 @@ export const ERRORS = {
   unknown_provider_adapter: { status: 422, message: 'No adapter exists for that provider identifier.' },
   invalid_pagination: { status: 422, message: 'These pagination parameters do not name a place in this list.' },
   webhook_endpoint_limit_reached: { status: 422, message: 'The account has as many webhook endpoints as it may have.' },
+  api_key_limit_reached: { status: 422, message: 'The account has as many API keys as it may have.' },
+  key_outlives_caller: { status: 422, message: 'The key would outlive the expiring key that asks for it.' },
   // 429
   rate_limited: { status: 429, message: 'Too many requests.' },
   // 431

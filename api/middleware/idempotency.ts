@@ -23,11 +23,14 @@ const STALE_LOCK_MS = 5 * 60 * 1000;
 /**
  * Keys are scoped to the credential, not only to the account: a key that another credential of the
  * account learns (a read-only key, a publishable key) never reaches the replies stored for it. An API
- * key: its account and its id; a user token: the user, with the account it names.
+ * key: its account and its id; a user token: the user, with the account it names; a system token: its
+ * workspace and subject (with the account it names), since a system subject means something only within
+ * its workspace, and two workspaces' operators (or a user of the same subject) must never share replies.
  */
 function scopeOf(principal: Principal, accountId: unknown): string {
   if (principal.kind === 'api_key') return `acct:${principal.accountId}|key:${principal.keyId}`;
-  return typeof accountId === 'string' && accountId ? `acct:${accountId}|usr:${principal.userId}` : `usr:${principal.userId}`;
+  const actor = principal.actorType === 'system' ? `ws:${principal.workspaceId}|sys:${principal.userId}` : `usr:${principal.userId}`;
+  return typeof accountId === 'string' && accountId ? `acct:${accountId}|${actor}` : actor;
 }
 
 /**

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { deleteApiKey, findApiKey, findLiveApiKey, insertApiKey, listLiveApiKeys } from '../../db/api-keys';
+import { deleteApiKey, findApiKey, findLiveApiKey, insertApiKeyWithin, KeyCreator, listLiveApiKeys } from '../../db/api-keys';
 import type { Db } from '../../db/knex';
 import { looksLikeId } from '../../lib/ids';
 import { generateApiKey, hashApiKey } from '../../lib/secrets';
 import { rotateApiKey } from '../../workflows/api-keys/client';
 import type { ApiKeyRotationInput } from '../../workflows/api-keys/contract';
 import type { Access } from '../auth/access';
+import type { Principal } from '../auth/authenticate';
 import { assertMayGrant, fromPermissionMap, PermissionMap, toPermissionMap, unknownPermissions } from '../auth/permissions';
 import { ApiError, FieldError } from '../errors';
 import { ApiKeySchema, serializeApiKey } from '../resources/api-keys';
@@ -17,6 +18,35 @@ import { requestTime } from '../validation';
 const PUBLISHABLE_PERMISSIONS = new Set(['payment:read', 'payment:confirm']);
 
 const KeyParams = Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/** The credential making the request, as a key records its creator. */
+function creatorOf(principal: Principal): KeyCreator {
+  return principal.kind === 'api_key' ? { type: 'api_key', id: principal.keyId } : { type: principal.actorType, id: principal.userId };
+}
+
+/**
+ * The latest a credential issued by this caller may live: a key with an expiry hands on nothing that
+ * outlives it. A user's or the system actor's token bounds nothing: its `exp` ends a sign-in session, not
+ * the standing its holder acts on (a membership, the platform), and keys exist to outlast sessions.
+ */
+async function issuerExpiry(db: Db, principal: Principal): Promise<Date | null> {
+  if (principal.kind !== 'api_key') return null;
+  const caller = await findApiKey(db, principal.keyId);
+  // Deleted since its (cached) authentication: it issues nothing.
+  if (!caller || caller.deleted) throw new ApiError('invalid_api_key');
+  return caller.expires_at ? new Date(caller.expires_at) : null;
+}
+
+/** The new key's expiry: the one asked for, in the future and not past the issuer's; else the issuer's. */
+function expiryOf(requested: string | undefined, bound: Date | null, fields: FieldError[]): Date | null {
+  if (!requested) return bound;
+  const expiresAt = requestTime(requested, 'body/expires_at');
+  if (expiresAt.getTime() <= Date.now()) fields.push({ path: 'body/expires_at', message: 'must be in the future' });
+  else if (bound && expiresAt.getTime() > bound.getTime()) {
+    fields.push({ path: 'body/expires_at', message: `must not be later than the expiry of the key creating it (${bound.toISOString()})` });
+  }
+  return expiresAt;
+}
 
 /** A live (not deleted) key by id, visible to the caller with this route's permission; else 404. */
 async function locateKey(db: Db, access: Access, id: string) {
@@ -33,6 +63,7 @@ export const apiKeyRoutes = [
     tag: 'API keys',
     summary: 'Create a custom API key; its value is shown in this response only',
     permission: 'account:api:key:create',
+    errors: ['api_key_limit_reached'],
     status: 201,
     message: 'API key created',
     body: Obj({
@@ -43,10 +74,13 @@ export const apiKeyRoutes = [
         description: 'scope → actions, e.g. { "payment": ["read", "create"] }. Defaults to the creator\'s own permissions.',
       })),
       metadata: Type.Optional(Metadata),
-      expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+      expires_at: Type.Optional(Type.String({
+        format: 'date-time',
+        description: 'When created by a key with an expiry: no later than it, and it by default. Otherwise none by default.',
+      })),
     }),
     response: ApiKeySchema,
-    async handler({ body, access, deps }) {
+    async handler({ body, principal, access, deps }) {
       const scope = await access.forAccount();
       const type = body.type ?? 'SECRET';
       const fields: FieldError[] = [];
@@ -58,15 +92,15 @@ export const apiKeyRoutes = [
           if (!PUBLISHABLE_PERMISSIONS.has(p)) fields.push({ path: `body/permissions/${p.slice(0, p.lastIndexOf(':'))}`, message: `a publishable key cannot hold ${p}` });
         }
       }
-      const expiresAt = body.expires_at ? requestTime(body.expires_at, 'body/expires_at') : null;
-      if (expiresAt && expiresAt.getTime() <= Date.now()) fields.push({ path: 'body/expires_at', message: 'must be in the future' });
+      const expiresAt = expiryOf(body.expires_at, await issuerExpiry(deps.db, principal), fields);
       if (fields.length) throw ApiError.validation(fields);
 
       const defaults = type === 'PUBLISHABLE' ? PUBLISHABLE_PERMISSIONS : scope.permissions;
       const requested = body.permissions ? fromPermissionMap(body.permissions) : new Set(defaults);
       // Publishable keys included: their payment:read/confirm are rights like any other.
       assertMayGrant(scope.permissions, requested, 'A key cannot be given permissions its creator lacks');
-      const { row, plaintext } = await insertApiKey(deps.db, deps.config.apiKeyPepper, {
+      const limit = deps.config.apiKeysPerAccountMax;
+      const made = await insertApiKeyWithin(deps.db, deps.config.apiKeyPepper, {
         accountId: scope.account.id,
         environment: scope.environment,
         type,
@@ -75,8 +109,10 @@ export const apiKeyRoutes = [
         permissions: toPermissionMap(requested) as PermissionMap,
         metadata: body.metadata,
         expiresAt,
-      });
-      return { data: serializeApiKey(row, plaintext) };
+        createdBy: creatorOf(principal),
+      }, limit);
+      if (!made) throw new ApiError('api_key_limit_reached', `An account may have at most ${limit} API keys; delete one first.`, { limit });
+      return { data: serializeApiKey(made.row, made.plaintext) };
     },
   }),
 
@@ -118,7 +154,7 @@ export const apiKeyRoutes = [
     tag: 'API keys',
     summary: 'Rotate a managed key\'s secret; the new value is shown in this response only',
     permission: 'account:api:key:update',
-    errors: ['key_not_managed', 'conflict', 'temporal_unavailable'],
+    errors: ['key_not_managed', 'key_outlives_caller', 'conflict', 'temporal_unavailable'],
     message: 'API key regenerated',
     params: KeyParams,
     response: ApiKeySchema,
@@ -129,6 +165,11 @@ export const apiKeyRoutes = [
       assertMayGrant(scope.permissions, ['account:api:key:delete', ...fromPermissionMap(row.permissions as PermissionMap)],
         'Regenerating this key needs permissions the caller lacks');
       if (!row.managed) throw new ApiError('key_not_managed');
+      // A new value is a new credential: an expiring key cannot obtain one that outlives it.
+      const bound = await issuerExpiry(deps.db, principal);
+      if (bound && (!row.expires_at || new Date(row.expires_at).getTime() > bound.getTime())) {
+        throw new ApiError('key_outlives_caller', 'An expiring key cannot regenerate a key that expires later than itself, or never.');
+      }
 
       // The plaintext is made here and stays in this process: the workflow gets only its keyed hash.
       const plaintext = generateApiKey(row.type === 'SECRET' ? 'sk' : 'pk', row.environment === 'production' ? 'live' : 'test');
@@ -139,7 +180,7 @@ export const apiKeyRoutes = [
         newKeyHash: hashApiKey(plaintext, deps.config.apiKeyPepper),
         newKeyPrefix: plaintext.slice(0, 8),
         newKeyLast4: plaintext.slice(-4),
-        actor: principal.kind === 'api_key' ? { type: 'api_key', id: principal.keyId } : { type: principal.actorType, id: principal.userId },
+        actor: creatorOf(principal),
         requestId: ctx.state.requestId,
       };
       const run = await rotateApiKey(await deps.temporal(), input);

@@ -58,7 +58,10 @@ export const membershipRoutes = [
     async handler({ params, access, deps }) {
       const found = looksLikeId(params.id, 'mem') ? await findMembership(deps.db, params.id) : undefined;
       if (!found) throw ApiError.notFound('account membership');
-      await access.forResource(found.account_id, 'account membership');
+      const scope = await access.forResource(found.account_id, 'account membership');
+      // Taking a role away is as strong as giving it: nobody removes a member ranked above them, or one
+      // with a permission they lack (an ADMIN cannot remove an OWNER).
+      assertMayGrantRole(scope, found.role);
       const removed = await removeMembership(deps.db, found.account_id, params.id);
       if (removed === 'not_found') throw ApiError.notFound('account membership');
       if (removed === 'last_owner') throw new ApiError('last_owner');

@@ -12,6 +12,7 @@ import * as paymentListIndexes from './011_payment_list_indexes';
 import * as idempotencyOwner from './012_idempotency_owner';
 import * as needsAttention from './013_needs_attention';
 import * as paymentVersion from './014_payment_version';
+import * as keyLifecycle from './015_key_lifecycle';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -30,6 +31,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['012_idempotency_owner', idempotencyOwner],
   ['013_needs_attention', needsAttention],
   ['014_payment_version', paymentVersion],
+  ['015_key_lifecycle', keyLifecycle],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
