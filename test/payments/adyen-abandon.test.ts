@@ -62,7 +62,7 @@ beforeEach(() => {
 
 beforeAll(async () => {
   adyen = await startAdyenDouble();
-  stack = await startStack({ PROVIDER_TIMEOUT_MS: '1000', AUTHENTICATION_TIMEOUT: '2s' });
+  stack = await startStack({ PROVIDER_TIMEOUT_MS: '10000', AUTHENTICATION_TIMEOUT: '2s' });
   worker = await startWorker(stack);
   merchant = await sandboxMerchant(stack);
   const adyenProvider = await registerConnector(stack, 'adyen', adyen.url);

@@ -183,8 +183,9 @@ function doubleWithReceiver() {
 describe('the adyen adapter against the double', () => {
   const world = doubleWithReceiver();
   beforeAll(() => world.double.setWebhook({ url: world.receiver.url, hmacKey: HMAC_KEY }));
-  const adapter = () => createAdyenAdapter({ apiBase: world.double.url, environment: 'sandbox', timeoutMs: 1000 });
-  const authorize = (k: string, extra: { capture?: boolean; holder?: string; number?: string; amount?: number; currency?: string } = {}) => adapter().authorize({
+  // Generous, so that a first call on a loaded machine is not taken for a lost answer; the timeout test sets its own.
+  const adapter = (timeoutMs = 10_000) => createAdyenAdapter({ apiBase: world.double.url, environment: 'sandbox', timeoutMs });
+  const authorize = (k: string, extra: { capture?: boolean; holder?: string; number?: string; amount?: number; currency?: string; timeoutMs?: number } = {}) => adapter(extra.timeoutMs).authorize({
     credentials, idempotencyKey: k, amount: extra.amount ?? 2000, currency: extra.currency ?? 'EUR', installments: 1, card: card(extra.holder, extra.number), capture: extra.capture,
   });
 
@@ -329,8 +330,8 @@ describe('the adyen adapter against the double', () => {
   });
 
   it('a timeout after sending and a dropped connection are unknown; a refused connection is a transport error', async () => {
-    world.double.behave({ latency_ms: 1500 });
-    const slow = await authorize(key());
+    world.double.behave({ latency_ms: 3000 });
+    const slow = await authorize(key(), { timeoutMs: 1000 });
     expect(slow.outcome.kind).toBe('unknown');
     expect(slow.exchange.response).toBeUndefined();
     world.double.behave({ drop_connection: true });
