@@ -7,7 +7,7 @@ import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestMetrics, serveMetrics } from './middleware/metrics';
-import { traceRequests } from './middleware/tracing';
+import { continueCallerTrace, traceRequests } from './middleware/tracing';
 import { currentTracing } from '../telemetry/tracing';
 import { routeMiddleware, Route } from './route';
 import { buildOpenApi } from './openapi';
@@ -54,7 +54,8 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
   // matched against its resource's few routes, not all of them, and the other routers never run.
   const authenticate: Koa.Middleware = async (ctx, next) => {
     ctx.state.principal = await deps.auth.authenticate(ctx.get('Authorization') || undefined, ctx.ip);
-    await next();
+    // A verified caller's trace context is honoured from here on (api/middleware/tracing.ts).
+    await continueCallerTrace(ctx, next);
   };
   const limit = rateLimit(deps.config.rateLimit);
   const v1 = new Map<string, Router>();

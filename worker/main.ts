@@ -7,7 +7,7 @@ import { logger } from '../lib/logger';
 import { connectClient, connectionOptions } from '../workflows/client';
 import { createDb } from '../db/knex';
 import { createWorkers } from './worker';
-import { startWorkerMetrics } from './metrics';
+import { sdkMetricsBindAddress, startWorkerMetrics } from './metrics';
 import { ensureStuckPaymentWatchdog } from '../workflows/watchdog/client';
 import { watchdogInterval } from '../workflows/watchdog/contract';
 import { currentTracing } from '../telemetry/tracing';
@@ -20,11 +20,11 @@ async function main(): Promise<void> {
   Runtime.install({
     logger: new DefaultLogger((['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level) ? level : 'INFO') as LogLevel),
     // The SDK's own metrics (task slots, poll latency, workflow cache) come from its native core, which
-    // serves them itself: on the port after ours (docs/observability.md#metrics).
-    ...(metricsPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${metricsPort + 1}` } } } } : {}),
+    // serves them itself: on the port after ours, same host (docs/observability.md#metrics).
+    ...(metricsPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsBindAddress(config) } } } } : {}),
   });
   const db = createDb(config.databaseUrl, { max: 20 });
-  const metrics = metricsPort ? await startWorkerMetrics(metricsPort, db) : undefined;
+  const metrics = metricsPort ? await startWorkerMetrics(metricsPort, db, config.workerMetricsHost, config.metricsToken) : undefined;
   const address = config.temporal.address ?? 'localhost:7233';
   const connection = await NativeConnection.connect(connectionOptions(config, address));
   // The main thread's limit is the process's start flag (workerNodeArgs): say so when it is missing.
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     // A pre-built bundle elsewhere than dist/ (the test suite's, for worker processes it kills and restarts).
     workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined,
   });
-  logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue), metrics_port: metrics?.port }, 'worker started');
+  logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue), metrics_host: metrics && config.workerMetricsHost, metrics_port: metrics?.port }, 'worker started');
   // The stuck-payment watchdog runs once per namespace: the first worker to boot starts it.
   connectClient(config, address)
     .then(async (client) => {

@@ -12,7 +12,7 @@ import { signDevToken } from '../../lib/tokens';
 // No stack needed: SB_NO_STACK=1 npx vitest run test/production/production-secrets.test.ts
 const ROOT = join(__dirname, '..', '..');
 const EXAMPLE = Object.fromEntries([...readFileSync(join(ROOT, '.env.example'), 'utf8').matchAll(/^([A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]]));
-const SECRETS = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER'] as const;
+const SECRETS = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER', 'METRICS_TOKEN'] as const;
 
 const scratch = () => mkdtempSync(join(tmpdir(), 'sb-secrets-'));
 /** Real secrets as `openssl rand -base64 48` / `-base64 32` make them. */
@@ -24,6 +24,7 @@ function goodEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     SYSTEM_JWT_SECRET: randomBytes(48).toString('base64'),
     VAULT_KEY: randomBytes(32).toString('base64'),
     API_KEY_PEPPER: randomBytes(32).toString('base64'),
+    METRICS_TOKEN: randomBytes(32).toString('base64'),
     ...extra,
   };
 }
@@ -102,7 +103,7 @@ describe('production secrets', () => {
 
   it('refuses the system actor\'s public key equal to the users\' one', () => {
     const pem = '-----BEGIN PUBLIC KEY-----\\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\\n-----END PUBLIC KEY-----';
-    const message = configError(goodEnv({ JWT_PUBLIC_KEY: pem, SYSTEM_JWT_PUBLIC_KEY: pem }));
+    const message = configError(goodEnv({ JWT_PUBLIC_KEY: pem, SYSTEM_JWT_PUBLIC_KEY: pem, JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'switchboard' }));
     expect(message).toMatch(/SYSTEM_JWT_PUBLIC_KEY.*JWT_PUBLIC_KEY|JWT_PUBLIC_KEY.*SYSTEM_JWT_PUBLIC_KEY/);
   });
 
