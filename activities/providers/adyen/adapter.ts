@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import {
   ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION, ADYEN_TEST_API_BASE, adyenLiveApiBase, type AdyenCredentials,
 } from '../../../lib/providers/adyen';
+import { guardAnswer, withReason } from '../answer-guard';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import type {
@@ -181,7 +182,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
   async function operate<T>(credentials: Record<string, unknown>, call: Call<T>, read: (value: T) => { outcome: ProviderOutcome; providerCode?: string }): Promise<OperationOutput> {
     const reply = await send(credentials, call);
     const { outcome, providerCode } = reply.kind === 'ok' ? read(reply.value) : reply;
-    return { outcome, exchange: record(reply.exchange, outcome, providerCode) };
+    return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome, providerCode) };
   }
 
   /** A modification (capture, cancel, refund, reversal) Adyen receives now and reports on later, by notification. */
@@ -199,7 +200,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       path: `/${ADYEN_CHECKOUT_VERSION}/payments/${encodeURIComponent(input.providerReference)}/${segment}`,
       summary: body,
       send: (checkout, merchantAccount) => post(checkout, { reference: body.reference, merchantAccount }),
-    }, (response) => ({ outcome: modificationOutcome(response, input.providerReference) }));
+    }, (response) => ({ outcome: heldModification(modificationOutcome(response, input.providerReference), response, { ...input, amount }) }));
   }
 
   return {
@@ -242,7 +243,9 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
             ...(card.holder_name ? { holderName: card.holder_name } : {}),
           },
         }, { idempotencyKey: input.idempotencyKey }),
-      }, (response) => paymentOutcome(response, { amount: input.amount, captured: input.capture === true, reference: input.idempotencyKey }));
+      }, (response) => heldPayment(paymentOutcome(response, { amount: input.amount, captured: input.capture === true, reference: input.idempotencyKey }), response, {
+        amount, reference: input.idempotencyKey,
+      }));
     },
 
     /**
@@ -287,9 +290,11 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       // Not done yet (a redirectResult from before the challenge ended): a details answer repeats no action.
       const { outcome, providerCode } = String(response.resultCode) === 'RedirectShopper' && !response.action
         ? { outcome: waiting, providerCode: 'RedirectShopper' }
-        : paymentOutcome(response, { amount: input.amount, captured: input.capture === true, reference: input.providerReference });
+        : heldPayment(paymentOutcome(response, { amount: input.amount, captured: input.capture === true, reference: input.providerReference }), response, {
+          amount: { value: input.amount }, reference: input.reference,
+        });
       const authentication = authenticationOf(response.additionalData);
-      return { outcome, exchange: record(reply.exchange, outcome, providerCode), ...(authentication ? { authentication } : {}) };
+      return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome, providerCode), ...(authentication ? { authentication } : {}) };
     },
 
     capture(input: CaptureInput) {
@@ -343,7 +348,7 @@ export interface PaymentAnswer {
   resultCode?: string;
   pspReference?: string;
   merchantReference?: string;
-  amount?: { value: number } | null;
+  amount?: { value: number; currency?: string } | null;
   refusalReason?: string;
   refusalReasonCode?: string;
   action?: unknown;
@@ -445,6 +450,35 @@ function threeDSecureFields(threeDSecure: ThreeDSecureRequest | undefined): { fi
     return { fields: { authenticationData }, summary: { authenticationData } };
   }
   return { fields: {}, summary: {} };
+}
+
+/**
+ * A /payments or /payments/details answer's outcome, held to the request: the payment of our reference
+ * (merchantReference, when the answer names one), of the amount and currency asked for (when it states
+ * them). Adyen's partial authorisation is never asked for, so an Authorised of less is no approval of ours.
+ */
+function heldPayment(
+  read: { outcome: ProviderOutcome; providerCode?: string }, response: PaymentAnswer, asked: { amount: { value?: number; currency?: string }; reference: string },
+): { outcome: ProviderOutcome; providerCode?: string } {
+  const other = response.merchantReference !== undefined && response.merchantReference !== asked.reference
+    ? `payment of reference ${response.merchantReference} answered, ${asked.reference} asked` : undefined;
+  const answered = { amount: response.amount?.value, currency: response.amount?.currency };
+  const outcome = guardAnswer(read.outcome, { amount: asked.amount.value, currency: asked.amount.currency }, answered, other);
+  return outcome === read.outcome ? read : { outcome };
+}
+
+/**
+ * A modification's outcome, held to the request: on the payment asked about, under our reference, and
+ * for the amount and currency asked (when the answer states them).
+ */
+function heldModification(
+  outcome: ProviderOutcome, response: ModificationResponse, asked: { providerReference: string; idempotencyKey: string; amount?: { value: number; currency: string } },
+): ProviderOutcome {
+  const answeredAmount = 'amount' in response ? response.amount : undefined;
+  const other = response.paymentPspReference && response.paymentPspReference !== asked.providerReference
+    ? `modification of payment ${response.paymentPspReference} answered, ${asked.providerReference} asked`
+    : response.reference !== undefined && response.reference !== asked.idempotencyKey ? `modification of reference ${response.reference} answered, ${asked.idempotencyKey} asked` : undefined;
+  return guardAnswer(outcome, { amount: asked.amount?.value, currency: asked.amount?.currency }, { amount: answeredAmount?.value, currency: answeredAmount?.currency }, other);
 }
 
 /** A modification answer: `received` → pending, its own pspReference the operation's; the notification says how it ended. */

@@ -3,6 +3,7 @@
 // Secure authentication value (cavv) goes into it too when given, and is masked in every exchange record.
 
 import { Agent, request } from 'undici';
+import { guardAnswer, withReason, type Money } from '../answer-guard';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../wire';
 import {
@@ -119,10 +120,12 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
     return { kind: 'unknown', error: `the idempotency key ${call.idempotencyKey} already names an authorization${outcome.message ? `: ${outcome.message}` : ''}` };
   }
 
-  async function operate(call: Call): Promise<OperationOutput> {
+  /** One call, its answer read as an outcome and held to what was asked (`asked`: the money, and the charge it is on). */
+  async function operate(call: Call, asked: Asked): Promise<OperationOutput> {
     const reply = await send(call);
-    const outcome = authorizeKeyTaken(call, reply.answered ? outcomeOf(reply.status, reply.body) : reply.failure);
-    return { outcome, exchange: record(reply.exchange, outcome) };
+    const read = reply.answered ? heldTo(asked, outcomeOf(reply.status, reply.body), reply.body) : reply.failure;
+    const outcome = authorizeKeyTaken(call, read);
+    return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome) };
   }
 
   return {
@@ -160,7 +163,7 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
           // Whether external authentication data was sent, never the data.
           ...(input.threeDSecure ? { three_d_secure: { requested: input.threeDSecure.requested === true, external: input.threeDSecure.external !== undefined } } : {}),
         },
-      });
+      }, { money: { amount: input.amount, currency: input.currency }, moved: 'authorized', madeUnder: input.idempotencyKey });
     },
 
     /**
@@ -178,25 +181,34 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
         const outcome: UnknownOutcome = { kind: 'unknown', error: reply.answered ? `the charge look-up answered HTTP ${reply.status}` : reply.failure.error };
         return { outcome, exchange: record(reply.exchange, outcome) };
       }
-      const { outcome } = chargeOutcome(reply.body);
+      const outcome = heldTo({ money: { amount: input.amount }, moved: 'authorized', chargeId: input.providerReference }, chargeOutcome(reply.body).outcome, reply.body);
       const authentication = authenticationOf(reply.body);
-      return { outcome, exchange: record(reply.exchange, outcome), ...(authentication ? { authentication } : {}) };
+      return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome), ...(authentication && outcome.kind !== 'unknown' ? { authentication } : {}) };
     },
 
     parseWebhook: (webhook) => parseSandboxWebhook(webhook),
 
     capture(input: CaptureInput): Promise<CaptureOutput> {
       const body = input.amount === undefined ? {} : { amount: input.amount };
-      return operate({ operation: 'capture', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/capture`, credentials: input.credentials, body, summary: body });
+      return operate(
+        { operation: 'capture', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/capture`, credentials: input.credentials, body, summary: body },
+        { money: { amount: input.amount, currency: input.currency }, moved: 'captured', chargeId: input.providerReference },
+      );
     },
 
     void(input: VoidInput): Promise<VoidOutput> {
-      return operate({ operation: 'void', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/void`, credentials: input.credentials, body: {} });
+      return operate(
+        { operation: 'void', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/void`, credentials: input.credentials, body: {} },
+        { money: {}, moved: 'nothing', chargeId: input.providerReference },
+      );
     },
 
     refund(input: RefundInput): Promise<RefundOutput> {
       const body = { amount: input.amount };
-      return operate({ operation: 'refund', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/refunds`, credentials: input.credentials, body, summary: body });
+      return operate(
+        { operation: 'refund', idempotencyKey: input.idempotencyKey, method: 'POST', path: `/v1/charges/${encodeURIComponent(input.providerReference)}/refunds`, credentials: input.credentials, body, summary: body },
+        { money: { amount: input.amount, currency: input.currency }, moved: 'refunded', chargeId: input.providerReference },
+      );
     },
 
     async getStatus(input: GetStatusInput): Promise<GetStatusOutput> {
@@ -207,6 +219,12 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
       if (reply.status !== 200 || !found) {
         const outcome = outcomeOf(reply.status, reply.body);
         return { lookup: 'failed', error: `status lookup answered HTTP ${reply.status}`, exchange: record(reply.exchange, outcome) };
+      }
+      // Only the record of this key (and, for an authorize, the charge made under it) settles anything.
+      const other = otherOperation(found, input.idempotencyKey);
+      if (other) {
+        const outcome: UnknownOutcome = { kind: 'unknown', error: `answer does not match the request: ${other}` };
+        return { lookup: 'failed', error: outcome.error, exchange: record({ ...reply.exchange, error: outcome.error }, outcome) };
       }
       const outcome = outcomeOf(found.status_code, found.response, found.charge);
       return { lookup: 'found', operation: found.operation, outcome, exchange: record(reply.exchange, outcome) };
@@ -228,8 +246,55 @@ function threeDSecureBody(request: ThreeDSecureRequest): Record<string, unknown>
   };
 }
 
+/** What an operation was asked: the money (held to the answer's), and the charge it is on or the key that made it. */
+interface Asked {
+  money: Money;
+  /** Which of the answer's amounts the operation moved: the charge's authorized, captured, or the refund's. */
+  moved: 'authorized' | 'captured' | 'refunded' | 'nothing';
+  /** The charge a capture, void, refund or authentication is on (its id at the simulator). */
+  chargeId?: string;
+  /** The key an authorize made its charge under (the simulator shows it as the charge's idempotency_key). */
+  madeUnder?: string;
+}
+
+/**
+ * An outcome read from a 2xx answer, held to the request: the charge or refund it shows must be the one
+ * asked about, and the amount it moved and its currency the ones asked for.
+ */
+function heldTo(asked: Asked, outcome: ProviderOutcome, body: unknown): ProviderOutcome {
+  const refund = isObject(body) && body.object === 'refund' ? body : undefined;
+  const shown = refund ? refund.charge : body;
+  const charge = isObject(shown) ? shown : {};
+  // Before its approval (a challenge) a charge has authorized nothing yet: its amount is what it will authorize.
+  const amount = {
+    authorized: outcome.kind === 'approved' ? charge.authorized_amount : charge.amount,
+    captured: charge.captured_amount,
+    refunded: refund?.amount,
+    nothing: undefined,
+  }[asked.moved];
+  const answered: Money = {
+    ...(typeof amount === 'number' ? { amount } : {}),
+    ...(typeof charge.currency === 'string' ? { currency: charge.currency } : {}),
+  };
+  return guardAnswer(outcome, asked.money, answered, otherCharge(asked, refund ? refund.charge_id : charge.id, charge.idempotency_key));
+}
+
+function otherCharge(asked: Asked, chargeId: unknown, madeUnder: unknown): string | undefined {
+  if (asked.chargeId !== undefined && chargeId !== asked.chargeId) return `charge ${String(chargeId)} answered, ${asked.chargeId} asked`;
+  if (asked.madeUnder !== undefined && madeUnder !== undefined && madeUnder !== asked.madeUnder) return `charge made under key ${String(madeUnder)} answered, ${asked.madeUnder} asked`;
+  return undefined;
+}
+
+/** Why a status record is not the one of this key (another key's, or an authorize whose charge was made under another), or undefined. */
+function otherOperation(found: NonNullable<ReturnType<typeof asOperationRecord>>, key: string): string | undefined {
+  if (found.idempotency_key !== key) return `the record of key ${String(found.idempotency_key)} answered, ${key} asked`;
+  const madeUnder = isObject(found.charge) ? found.charge.idempotency_key : undefined;
+  if (found.operation === 'authorize' && madeUnder !== undefined && madeUnder !== key) return `a charge made under key ${String(madeUnder)} answered, ${key} asked`;
+  return undefined;
+}
+
 function asOperationRecord(value: unknown):
-  { operation: 'authorize' | 'capture' | 'void' | 'refund'; status_code: number; response: unknown; charge: unknown } | undefined {
+  { idempotency_key?: unknown; operation: 'authorize' | 'capture' | 'void' | 'refund'; status_code: number; response: unknown; charge: unknown } | undefined {
   if (!isObject(value) || typeof value.status_code !== 'number') return undefined;
   if (!['authorize', 'capture', 'void', 'refund'].includes(value.operation as string)) return undefined;
   return value as ReturnType<typeof asOperationRecord>;

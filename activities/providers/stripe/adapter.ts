@@ -4,13 +4,16 @@
 
 import Stripe from 'stripe';
 import { STRIPE_CATALOGUE, stripeApiBaseParts, type StripeCredentials } from '../../../lib/providers/stripe';
+import { guardAnswer, withReason, type Money } from '../answer-guard';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import type {
   AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
   ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
 import { parseStripeWebhook } from './notifications';
-import { authenticatedOutcome, CHARGE_ID_METADATA, errorOutcome, intentCode, intentOutcome, REFUND_ID_METADATA, refundOutcome } from './outcomes';
+import {
+  authenticatedOutcome, CHARGE_ID_METADATA, errorOutcome, intentCode, intentOutcome, otherIntent, otherRefund, REFUND_ID_METADATA, refundOutcome,
+} from './outcomes';
 
 export interface StripeAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port); default Stripe's API. */
@@ -108,22 +111,24 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     const reply = await send(credentials, call);
     const outcome = reply.kind === 'ok' ? read(reply.value) : reply.outcome;
     const providerCode = reply.kind === 'error' ? providerCodeOf(reply.exchange) : outcome.kind.endsWith('_decline') ? code?.(reply.value) : undefined;
-    return { outcome, exchange: record(reply.exchange, outcome, providerCode) };
+    return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome, providerCode) };
   }
 
   /**
    * A capture or void whose outcome is unknown: the intent itself tells whether it got there (replaying
    * under the same key would only replay a stored 5xx). Still unknown when it did not.
    */
-  async function settledBy(input: CaptureInput | VoidInput, result: OperationOutput, target: 'succeeded' | 'canceled'): Promise<OperationOutput> {
+  async function settledBy(
+    input: CaptureInput | VoidInput, result: OperationOutput, target: 'succeeded' | 'canceled', read: (intent: Stripe.PaymentIntent) => ProviderOutcome,
+  ): Promise<OperationOutput> {
     if (result.outcome.kind !== 'unknown') return result;
     const reply = await send(input.credentials, {
       operation: 'get_status', idempotencyKey: input.idempotencyKey, method: 'GET', path: `/v1/payment_intents/${input.providerReference}`,
       send: (stripe) => stripe.paymentIntents.retrieve(input.providerReference),
     });
     if (reply.kind === 'error' || reply.value.status !== target) return result;
-    const outcome = intentOutcome(reply.value);
-    return { outcome, exchange: record(reply.exchange, outcome) };
+    const outcome = read(reply.value);
+    return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome) };
   }
 
   return {
@@ -166,7 +171,7 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
           } as unknown as Stripe.PaymentIntentCreateParams.PaymentMethodData,
           metadata: { ...(input.metadata ?? {}), [CHARGE_ID_METADATA]: input.idempotencyKey },
         }, { idempotencyKey: input.idempotencyKey }),
-      }, intentOutcome);
+      }, guardedIntent({ amount: input.amount, currency: input.currency }, { chargeId: input.idempotencyKey }, (intent) => intent.amount));
     },
 
     /**
@@ -181,11 +186,13 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
         method: 'GET',
         path: `/v1/payment_intents/${reference}`,
         send: (stripe) => stripe.paymentIntents.retrieve(reference, { expand: ['latest_charge'] }),
-      }, authenticatedOutcome, intentCode);
+      }, guardedIntent({ amount: input.amount }, { id: reference, chargeId: input.reference }, (intent) => intent.amount, authenticatedOutcome), intentCode);
     },
 
     async capture(input: CaptureInput) {
       const params = input.amount === undefined ? {} : { amount_to_capture: input.amount };
+      // What was captured is what was asked (the whole authorization when no amount is given).
+      const read = guardedIntent({ amount: input.amount, currency: input.currency }, { id: input.providerReference }, (intent) => intent.amount_received);
       const result = await operate(input.credentials, {
         operation: 'capture',
         idempotencyKey: input.idempotencyKey,
@@ -193,19 +200,20 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
         path: `/v1/payment_intents/${input.providerReference}/capture`,
         summary: params,
         send: (stripe) => stripe.paymentIntents.capture(input.providerReference, params, { idempotencyKey: input.idempotencyKey }),
-      }, intentOutcome);
-      return settledBy(input, result, 'succeeded');
+      }, read);
+      return settledBy(input, result, 'succeeded', read);
     },
 
     async void(input: VoidInput) {
+      const read = guardedIntent({}, { id: input.providerReference }, (intent) => intent.amount);
       const result = await operate(input.credentials, {
         operation: 'void',
         idempotencyKey: input.idempotencyKey,
         method: 'POST',
         path: `/v1/payment_intents/${input.providerReference}/cancel`,
         send: (stripe) => stripe.paymentIntents.cancel(input.providerReference, {}, { idempotencyKey: input.idempotencyKey }),
-      }, intentOutcome);
-      return settledBy(input, result, 'canceled');
+      }, read);
+      return settledBy(input, result, 'canceled', read);
     },
 
     refund(input: RefundInput) {
@@ -218,7 +226,8 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
         send: (stripe) => stripe.refunds.create({
           payment_intent: input.providerReference, amount: input.amount, metadata: { [REFUND_ID_METADATA]: input.idempotencyKey }, expand: ['charge'],
         }, { idempotencyKey: input.idempotencyKey }),
-      }, refundOutcome);
+      }, (refund) => guardAnswer(refundOutcome(refund), { amount: input.amount, currency: input.currency }, { amount: refund.amount, currency: refund.currency },
+        otherRefund(refund, { intentId: input.providerReference, refundId: input.idempotencyKey })));
     },
 
     /**
@@ -237,7 +246,7 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
           send: (stripe) => stripe.refunds.list({ payment_intent: reference, limit: 100, expand: ['data.charge'] }),
         });
         if (reply.kind === 'error') return { lookup: 'failed', error: errorText(reply.outcome), exchange: record(reply.exchange, reply.outcome) };
-        const refund = reply.value.data.find((r) => r.metadata?.[REFUND_ID_METADATA] === key);
+        const refund = reply.value.data.find((r) => !otherRefund(r, { intentId: reference, refundId: key }));
         if (!refund) return { lookup: 'not_found', exchange: { ...reply.exchange, outcome: 'not_found' } };
         const outcome = refundOutcome(refund);
         return { lookup: 'found', operation: 'refund', outcome, exchange: record(reply.exchange, outcome) };
@@ -248,7 +257,8 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
         send: (stripe) => stripe.paymentIntents.search({ query, limit: 10 }),
       });
       if (reply.kind === 'error') return { lookup: 'failed', error: errorText(reply.outcome), exchange: record(reply.exchange, reply.outcome) };
-      const intent = reply.value.data[0];
+      // Only the intent made under this key: a search may list others (a loose match, a stale index).
+      const intent = reply.value.data.find((found) => !otherIntent(found, { chargeId: key }));
       if (!intent) return { lookup: 'not_found', exchange: { ...reply.exchange, outcome: 'not_found' } };
       const outcome = intentOutcome(intent);
       return { lookup: 'found', operation: 'authorize', outcome, exchange: record(reply.exchange, outcome, intentCode(intent)) };
@@ -285,6 +295,17 @@ function threeDSecureParams(threeDSecure: ThreeDSecureRequest | undefined): { pa
 
 // ---------------------------------------------------------------------------------------------------
 // Reading what Stripe answered
+
+/**
+ * An intent read as an outcome, held to the request: the intent asked about (`expected`), and `moved` —
+ * the amount the operation is about (authorized, captured) — and the currency those asked for.
+ */
+function guardedIntent(
+  asked: Money, expected: { id?: string; chargeId?: string }, moved: (intent: Stripe.PaymentIntent) => number,
+  read: (intent: Stripe.PaymentIntent) => ProviderOutcome = intentOutcome,
+): (intent: Stripe.PaymentIntent) => ProviderOutcome {
+  return (intent) => guardAnswer(read(intent), asked, { amount: moved(intent), currency: intent.currency }, otherIntent(intent, expected));
+}
 
 function providerCodeOf(exchange: Omit<ProviderExchange, 'outcome'>): string | undefined {
   const body = exchange.response?.body as { error?: { decline_code?: unknown; code?: unknown; type?: unknown } } | undefined;

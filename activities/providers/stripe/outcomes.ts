@@ -97,3 +97,23 @@ export function errorOutcome(err: InstanceType<typeof Stripe.errors.StripeError>
   const stripeCode = err.decline_code ?? err.code ?? byStatus ?? err.rawType ?? `http_${status}`;
   return declineOutcome(stripeCode, err.message);
 }
+
+/**
+ * Why an intent is not the one asked about — another id, or made for another charge (the charge id our
+ * create put in its metadata) — or undefined when it is.
+ */
+export function otherIntent(intent: Stripe.PaymentIntent, expected: { id?: string; chargeId?: string }): string | undefined {
+  if (expected.id !== undefined && intent.id !== expected.id) return `payment intent ${intent.id} answered, ${expected.id} asked`;
+  const chargeId = intent.metadata?.[CHARGE_ID_METADATA];
+  if (expected.chargeId !== undefined && chargeId !== expected.chargeId) return `payment intent of charge ${chargeId ?? 'none'} answered, ${expected.chargeId} asked`;
+  return undefined;
+}
+
+/** Why a refund is not the one asked about (another intent's, or made for another refund of ours), or undefined. */
+export function otherRefund(refund: Stripe.Refund, expected: { intentId: string; refundId: string }): string | undefined {
+  const intent = typeof refund.payment_intent === 'string' ? refund.payment_intent : refund.payment_intent?.id;
+  if (intent !== expected.intentId) return `refund of payment intent ${intent ?? 'none'} answered, ${expected.intentId} asked`;
+  const refundId = refund.metadata?.[REFUND_ID_METADATA];
+  if (refundId !== expected.refundId) return `refund ${refundId ?? 'none'} answered, ${expected.refundId} asked`;
+  return undefined;
+}

@@ -102,6 +102,13 @@ export interface Behaviour {
   match?: string;
   /** The next capture, cancel or refund is received, then fails in its notification (success "false"). */
   fail_next?: 'capture' | 'void' | 'refund' | 'reverse';
+  /**
+   * Do the operation, then answer with another amount.value (a faulty processor, or an answer altered on
+   * the way). What Adyen stores (a replay) and notifies stays true.
+   */
+  tamper_amount?: number;
+  /** The same, for the answer's amount.currency. */
+  tamper_currency?: string;
 }
 
 export interface WebhookTarget {
@@ -208,6 +215,14 @@ function validationError(schemaName: string, validate: ValidateFunction) {
   }
   const first = errors[0];
   return adyenError(422, '702', `${first?.instancePath || schemaName} ${first?.message ?? 'is not valid'}`.trim(), 'validation');
+}
+
+/** An answer with the amount the knobs put in (a copy: the double's own records stay true). */
+function tampered(body: unknown, knobs: Behaviour): unknown {
+  const { tamper_amount: value, tamper_currency: currency } = knobs;
+  const answer = body as Json;
+  if ((value === undefined && currency === undefined) || !answer?.amount) return body;
+  return { ...answer, amount: { ...answer.amount, ...(value !== undefined ? { value } : {}), ...(currency !== undefined ? { currency } : {}) } };
 }
 
 function luhn(number: string): boolean {
@@ -542,6 +557,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       if (storeKey && reply.status !== 422) idempotency.set(storeKey, { status: reply.status, body: JSON.parse(JSON.stringify(reply.body)) });
     }
     if (knobs?.fail_with_500) reply = adyenError(500, '000', 'An unknown error occurred', 'internal');
+    if (knobs && reply.status < 300) reply = { status: reply.status, body: tampered(reply.body, knobs) };
     if (knobs?.latency_ms) await new Promise((resolve) => setTimeout(resolve, knobs.latency_ms));
     if (knobs?.drop_connection) {
       req.socket.destroy();

@@ -70,6 +70,16 @@ export interface Behaviour {
   match?: string;
   /** The status a refund is created with (default `succeeded`); a `pending` one ends by settleRefund(). */
   refund_status?: RefundStatus;
+  /**
+   * Do the operation, then answer with another amount (a faulty processor, or an answer altered on the
+   * way): an intent's amount, and its amount_received / amount_capturable when not 0; a refund's amount.
+   * What Stripe stores (a replay, a retrieve, a search) stays true.
+   */
+  tamper_amount?: number;
+  /** The same, for the answer's currency. */
+  tamper_currency?: string;
+  /** A search answers every intent, those the query does not match first (a loose or stale index). */
+  search_lists_others?: boolean;
 }
 
 export type RefundStatus = 'succeeded' | 'pending' | 'requires_action' | 'failed' | 'canceled';
@@ -168,6 +178,19 @@ function cardDetails(card: { number: string; exp_month?: string; exp_year?: stri
       fingerprint: randomBytes(8).toString('hex'), checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'pass' }, network: brand,
     },
   };
+}
+
+/** An intent or refund answer with the amount and currency the knobs put in (a copy: the double's own record stays true). */
+function tampered(body: unknown, knobs: Behaviour): unknown {
+  const { tamper_amount: amount, tamper_currency: currency } = knobs;
+  if ((amount === undefined && currency === undefined) || typeof body !== 'object' || body === null) return body;
+  const answer: any = JSON.parse(JSON.stringify(body));
+  if (amount !== undefined) {
+    answer.amount = amount;
+    for (const field of ['amount_received', 'amount_capturable']) if (answer[field]) answer[field] = amount;
+  }
+  if (currency !== undefined) answer.currency = currency;
+  return answer;
 }
 
 function stripeError(status: number, error: Record<string, unknown>) {
@@ -512,7 +535,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     if (method === 'GET' && path === '/v1/payment_intents/search') {
       const match = /^metadata\['([^']+)'\]:'([^']*)'$/.exec(String(p.query ?? '').trim());
       if (!match) return stripeError(400, { type: 'invalid_request_error', code: 'parameter_invalid', param: 'query', message: 'The double understands metadata[\'key\']:\'value\' queries only.' });
-      const data = [...intents.values()].filter((pi) => pi.metadata?.[match[1]] === match[2]).map((pi) => intentView(pi, expand.map((e) => e.replace(/^data\./, ''))));
+      const matches = (pi: any) => pi.metadata?.[match[1]] === match[2];
+      const found = knobs?.search_lists_others ? [...[...intents.values()].filter((pi) => !matches(pi)), ...[...intents.values()].filter(matches)] : [...intents.values()].filter(matches);
+      const data = found.map((pi) => intentView(pi, expand.map((e) => e.replace(/^data\./, ''))));
       return { status: 200, body: { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
     }
     if (method === 'POST' && path === '/v1/refunds') {
@@ -597,6 +622,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       // Stripe stores every answer of an endpoint that started executing, 5xx included (not 400s from validation, but the double keeps it simple: everything but 401).
       if (storeKey) idempotency.set(storeKey, { fingerprint, status: reply.status, body: JSON.parse(JSON.stringify(reply.body)) });
     }
+    if (knobs && reply.status < 300) reply = { status: reply.status, body: tampered(reply.body, knobs) };
     if (knobs?.latency_ms) await new Promise((resolve) => setTimeout(resolve, knobs.latency_ms));
     if (knobs?.drop_connection) {
       req.socket.destroy();
