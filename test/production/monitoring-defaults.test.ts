@@ -5,13 +5,13 @@ import { createServer, request } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/config';
 import { loadConfig } from '../../db/local-state';
 import { startStack, TestStack } from '../support/stack';
+import { configError, productionEnv } from './support';
 import { spawnWorker } from '../support/worker-process';
 
 /**
- * Production's monitoring defaults (docs/production.md#secrets-in-production, docs/security.md):
+ * Production's monitoring defaults (docs/production.md#secrets, docs/security.md):
  * METRICS_TOKEN is required, so are JWT_ISSUER and JWT_AUDIENCE when users' tokens are verified with
  * an identity provider's keys, and the worker's metrics listen on WORKER_METRICS_HOST (loopback unless
  * configured) and answer only the scraper's bearer.
@@ -19,29 +19,6 @@ import { spawnWorker } from '../support/worker-process';
 const ROOT = join(__dirname, '..', '..');
 const scratch = () => mkdtempSync(join(tmpdir(), 'sb-monitoring-'));
 const PEM = '-----BEGIN PUBLIC KEY-----\\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\\n-----END PUBLIC KEY-----';
-
-function productionEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    NODE_ENV: 'production',
-    SB_DATA_DIR: scratch(),
-    JWT_SECRET: randomBytes(48).toString('base64'),
-    SYSTEM_JWT_SECRET: randomBytes(48).toString('base64'),
-    VAULT_KEY: randomBytes(32).toString('base64'),
-    API_KEY_PEPPER: randomBytes(32).toString('base64'),
-    METRICS_TOKEN: randomBytes(32).toString('base64'),
-    ...extra,
-  };
-}
-
-function configError(env: NodeJS.ProcessEnv): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('loadConfig accepted the configuration');
-}
 
 describe('production configuration', () => {
   it('refuses to start without METRICS_TOKEN, in one line naming it', () => {

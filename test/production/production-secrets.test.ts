@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/config';
 import { loadConfig } from '../../db/local-state';
 import { signDevToken } from '../../lib/tokens';
+import { configError, productionEnv } from './support';
 
 // No stack needed: SB_NO_STACK=1 npx vitest run test/production/production-secrets.test.ts
 const ROOT = join(__dirname, '..', '..');
@@ -15,28 +15,7 @@ const EXAMPLE = Object.fromEntries([...readFileSync(join(ROOT, '.env.example'), 
 const SECRETS = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER', 'METRICS_TOKEN'] as const;
 
 const scratch = () => mkdtempSync(join(tmpdir(), 'sb-secrets-'));
-/** Real secrets as `openssl rand -base64 48` / `-base64 32` make them. */
-function goodEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    NODE_ENV: 'production',
-    SB_DATA_DIR: scratch(),
-    JWT_SECRET: randomBytes(48).toString('base64'),
-    SYSTEM_JWT_SECRET: randomBytes(48).toString('base64'),
-    VAULT_KEY: randomBytes(32).toString('base64'),
-    API_KEY_PEPPER: randomBytes(32).toString('base64'),
-    METRICS_TOKEN: randomBytes(32).toString('base64'),
-    ...extra,
-  };
-}
-function configError(env: NodeJS.ProcessEnv): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('loadConfig accepted the configuration');
-}
+const goodEnv = productionEnv;
 
 describe('production secrets', () => {
   it('accepts real secrets (and then refuses private webhook URLs)', () => {

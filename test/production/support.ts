@@ -1,6 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+import { ConfigError } from '../../lib/config';
+import { loadConfig } from '../../db/local-state';
 import { stackProcessEnv, TestStack } from '../support/stack';
 
 /**
@@ -111,4 +116,29 @@ export async function spawnApi(stack: TestStack, env: Record<string, string> = {
     await sleep(100);
   }
   return { proc, url, output: () => output, exited };
+}
+
+/** A production environment with real secrets, as `openssl rand -base64 48` / `-base64 32` make them. */
+export function productionEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    NODE_ENV: 'production',
+    SB_DATA_DIR: mkdtempSync(join(tmpdir(), 'sb-production-')),
+    JWT_SECRET: randomBytes(48).toString('base64'),
+    SYSTEM_JWT_SECRET: randomBytes(48).toString('base64'),
+    VAULT_KEY: randomBytes(32).toString('base64'),
+    API_KEY_PEPPER: randomBytes(32).toString('base64'),
+    METRICS_TOKEN: randomBytes(32).toString('base64'),
+    ...extra,
+  };
+}
+
+/** The message a configuration is refused with (a ConfigError); fails the test when it is accepted. */
+export function configError(env: NodeJS.ProcessEnv): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('loadConfig accepted the configuration');
 }
