@@ -1,5 +1,7 @@
-export { createAdyenAdapter, errorOutcome, paymentOutcome, DEFAULT_RETURN_URL } from './adapter';
-export type { AdyenAdapter, AdyenAdapterOptions, PaymentAnswer } from './adapter';
+export { createAdyenAdapter, DEFAULT_RETURN_URL } from './adapter';
+export type { AdyenAdapter, AdyenAdapterOptions } from './adapter';
+export { errorOutcome, paymentOutcome } from './answers';
+export type { PaymentAnswer } from './answers';
 export { authenticationOf, parseAdyenWebhook, ADYEN_WEBHOOK_REPLY } from './notifications';
 export type { AdyenCredentials } from '../../../lib/providers/adyen';
 export {
