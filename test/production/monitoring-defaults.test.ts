@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { createServer, request } from 'node:http';
@@ -7,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../db/local-state';
 import { startStack, TestStack } from '../support/stack';
-import { configError, productionEnv } from './support';
+import { configError, productionEnv, runEntryPoint } from './support';
 import { spawnWorker } from '../support/worker-process';
 
 /**
@@ -16,7 +15,6 @@ import { spawnWorker } from '../support/worker-process';
  * an identity provider's keys, and the worker's metrics listen on WORKER_METRICS_HOST (loopback unless
  * configured) and answer only the scraper's bearer.
  */
-const ROOT = join(__dirname, '..', '..');
 const scratch = () => mkdtempSync(join(tmpdir(), 'sb-monitoring-'));
 const PEM = '-----BEGIN PUBLIC KEY-----\\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\\n-----END PUBLIC KEY-----';
 
@@ -77,26 +75,13 @@ describe('WORKER_METRICS_HOST', () => {
   });
 });
 
-/** Runs a TypeScript entry point as its own process, as production-secrets.test.ts does. */
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.once('error', reject);
-    child.once('exit', (code) => { clearTimeout(timer); resolve({ code, output }); });
-  });
-}
-
 describe('a production process without METRICS_TOKEN', () => {
   it.each([['api', 'api/main.ts'], ['worker', 'worker/main.ts']])('%s exits non-zero with one line naming it', async (name, entry) => {
     const env = {
       PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info', ...productionEnv({ METRICS_TOKEN: undefined }),
       DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere', TEMPORAL_ADDRESS: '127.0.0.1:1',
     };
-    const { code, output } = await run([entry], env);
+    const { code, output } = await runEntryPoint([entry], env);
     expect(code, output).toBe(1);
     expect(output.trim().split('\n'), output).toEqual([`${name}: configuration error: NODE_ENV=production needs METRICS_TOKEN`]);
   }, 60_000);

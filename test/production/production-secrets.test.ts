@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +6,7 @@ import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../db/local-state';
 import { signDevToken } from '../../lib/tokens';
-import { configError, productionEnv } from './support';
+import { configError, productionEnv, runEntryPoint } from './support';
 
 // No stack needed: SB_NO_STACK=1 npx vitest run test/production/production-secrets.test.ts
 const ROOT = join(__dirname, '..', '..');
@@ -148,19 +147,6 @@ describe('the system actor\'s key', () => {
   });
 });
 
-/** Runs a TypeScript entry point as its own process (tsx, as the graceful-shutdown test runs the API). */
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.once('error', reject);
-    child.once('exit', (code) => { clearTimeout(timer); resolve({ code, output }); });
-  });
-}
-
 describe('a process started with a placeholder secret', () => {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -181,7 +167,7 @@ describe('a process started with a placeholder secret', () => {
     ['token', ['scripts/token.ts', '--system']],
     ['healthcheck worker', ['scripts/healthcheck.ts', 'worker']],
   ])('%s exits non-zero with one line naming the variable', async (_name, args) => {
-    const { code, output } = await run(args, env);
+    const { code, output } = await runEntryPoint(args, env);
     expect(code, output).not.toBe(0);
     expect(code, output).not.toBeNull();
     const lines = output.trim().split('\n');

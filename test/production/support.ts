@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -141,4 +141,17 @@ export function configError(env: NodeJS.ProcessEnv): string {
     return (err as Error).message;
   }
   throw new Error('loadConfig accepted the configuration');
+}
+
+/** Runs a TypeScript entry point as its own process (tsx), its output collected; killed after 45 s. */
+export function runEntryPoint(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: join(__dirname, '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    child.once('error', reject);
+    child.once('exit', (code) => { clearTimeout(timer); resolve({ code, output }); });
+  });
 }
