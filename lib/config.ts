@@ -35,6 +35,8 @@ export interface Config {
   simulatorUrl?: string;
   webhookAllowPrivate: boolean;
   webhookRetrySchedule?: string;
+  /** Webhook attempts one account may have in flight on one worker (WEBHOOK_ACCOUNT_CONCURRENCY; 0 = no limit). */
+  webhookAccountConcurrency: number;
   /** AUTH_EXPIRY and PAYMENT_EXPIRY, in milliseconds. */
   authExpiryMs: number;
   paymentExpiryMs: number;
@@ -260,6 +262,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     simulatorUrl: env.SIMULATOR_URL || undefined,
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE, !production),
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE || undefined,
+    webhookAccountConcurrency: count('WEBHOOK_ACCOUNT_CONCURRENCY', env.WEBHOOK_ACCOUNT_CONCURRENCY, 10),
     authExpiryMs: duration('AUTH_EXPIRY', env.AUTH_EXPIRY || '7d'),
     paymentExpiryMs: duration('PAYMENT_EXPIRY', env.PAYMENT_EXPIRY || '24h'),
     authenticationTimeoutMs: duration('AUTHENTICATION_TIMEOUT', env.AUTHENTICATION_TIMEOUT || '1h'),

@@ -5,6 +5,11 @@ import { guardedLookup } from './dns';
 
 /** Delivery limits (docs/webhooks.md#delivery-and-retries). */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
+/**
+ * The whole exchange with an endpoint already failing: it has shown it may hang, so it holds a
+ * delivery slot for a third of the time (docs/webhooks.md#fairness-across-accounts).
+ */
+export const FAILING_ENDPOINT_TIMEOUT_MS = 5_000;
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 const USER_AGENT = 'Switchboard-Webhooks/1.0 (+https://www.standardwebhooks.com)';
 
@@ -55,9 +60,9 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, lim
   return { text, truncated };
 }
 
-function describeError(err: unknown): string {
+function describeError(err: unknown, timeoutMs: number): string {
   if (!(err instanceof Error)) return String(err);
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `timeout: no complete answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`;
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `timeout: no complete answer within ${timeoutMs / 1000} s`;
   const code = (err as { code?: string }).code;
   const cause = (err as { cause?: unknown }).cause;
   const message = cause instanceof Error ? `${err.message}: ${cause.message}` : err.message;
@@ -65,21 +70,24 @@ function describeError(err: unknown): string {
 }
 
 /**
- * One webhook POST: 15 s for the whole exchange, redirects not followed (undici's `request` never
- * follows them), connections only to allowed addresses. Never throws: every failure is a result.
+ * One webhook POST: `timeoutMs` (15 s by default) for the whole exchange, redirects not followed
+ * (undici's `request` never follows them), connections only to allowed addresses. Never throws: every
+ * failure is a result.
  */
-export async function postWebhook(agent: Agent, allowPrivate: boolean, url: string, body: string, headers: Record<string, string>): Promise<HttpResult> {
+export async function postWebhook(
+  agent: Agent, allowPrivate: boolean, url: string, body: string, headers: Record<string, string>, timeoutMs = WEBHOOK_TIMEOUT_MS,
+): Promise<HttpResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const failed = (error: string): HttpResult => ({ statusCode: 0, durationMs: elapsed(), responseBody: null, truncated: false, error, retryAfterMs: null });
   // Literal addresses skip DNS, so the guarded lookup never sees them: check them here.
   if (refusesLiteralHost(new URL(url), allowPrivate)) return failed('refused: the URL points at a private or reserved address');
-  const signal = AbortSignal.timeout(WEBHOOK_TIMEOUT_MS);
+  const signal = AbortSignal.timeout(timeoutMs);
   let res: Awaited<ReturnType<typeof request>>;
   try {
     res = await request(url, { method: 'POST', body, headers: { ...headers, 'user-agent': USER_AGENT }, dispatcher: agent, signal });
   } catch (err) {
-    return failed(describeError(err));
+    return failed(describeError(err, timeoutMs));
   }
   const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
   try {
@@ -87,6 +95,6 @@ export async function postWebhook(agent: Agent, allowPrivate: boolean, url: stri
     return { statusCode: res.statusCode, durationMs: elapsed(), responseBody: text, truncated, error: null, retryAfterMs };
   } catch (err) {
     // The status line came back but the body did not finish in time: the status still counts.
-    return { statusCode: res.statusCode, durationMs: elapsed(), responseBody: null, truncated: false, error: `reading the response: ${describeError(err)}`, retryAfterMs };
+    return { statusCode: res.statusCode, durationMs: elapsed(), responseBody: null, truncated: false, error: `reading the response: ${describeError(err, timeoutMs)}`, retryAfterMs };
   }
 }

@@ -11,7 +11,7 @@ import { createDb, Db } from '../../db/knex';
 import { createApp } from '../../api/app';
 import { createApiDeps, createHttpServer } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
-import { createWorkers } from '../../worker/worker';
+import { createWorkers, type WorkerSetup } from '../../worker/worker';
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-for-hs256';
 /** The system actor's own key: system tokens are accepted from it only (never from JWT_SECRET). */
@@ -77,7 +77,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
 export interface RunningWorker { workers: Worker[]; stop(): Promise<void> }
 
 /** Real Temporal workers on the suite's server, running the pre-built workflow bundle. */
-export async function startWorker(stack: TestStack): Promise<RunningWorker> {
+export async function startWorker(stack: TestStack, tuning?: WorkerSetup['tuning']): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: stack.config.temporal.address! });
   const workers = await createWorkers({
     db: stack.db,
@@ -85,6 +85,7 @@ export async function startWorker(stack: TestStack): Promise<RunningWorker> {
     connection,
     namespace: stack.config.temporal.namespace,
     workflowBundlePath: inject('workflowBundlePath'),
+    tuning,
   });
   const running = workers.map((w) => w.run());
   return {

@@ -61,8 +61,12 @@ export interface AttemptDeliveryArgs {
 
 /** What one attempt activity reports back (no body, no headers: nothing secret). */
 export interface AttemptOutcome {
-  /** `retry`: a transient failure with retries left; wait `delayMs`, then attempt again. */
-  next: 'done' | 'retry';
+  /**
+   * `retry`: a transient failure with retries left; wait `delayMs`, then attempt again. `wait`: nothing
+   * was sent (the account's attempts in flight are at their limit); wait `delayMs` and ask again, the
+   * attempt not counted against the schedule.
+   */
+  next: 'done' | 'retry' | 'wait';
   status: DeliveryStatus;
   attemptNo: number | null;
   statusCode: number | null;

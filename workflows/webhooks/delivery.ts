@@ -1,4 +1,4 @@
-import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import { jittered } from '../../lib/webhook-retry';
 import {
   retryNowSignal, type AttemptOutcome, type WebhookActivities, type WebhookDeliveryInput, type WebhookDeliveryResult,
@@ -12,22 +12,34 @@ const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: ['not_found'] },
 });
 
+const MAX_FAIRNESS_WAIT_MS = 30_000;
+
 /**
  * Delivers one event to one endpoint: `webhook-delivery/<whd_id>` (and `…/replay-<n>` for a manual
  * sequence). Attempt at once; after a transient failure wait the scheduled delay with ±20 % jitter
  * (Math.random is deterministic here), stretched by the receiver's Retry-After up to twice that; stop
  * on success, on a permanent failure, or when the schedule is exhausted (the activity dead-letters).
- * The `retryNow` signal cuts the current wait short.
+ * The `retryNow` signal cuts the current wait short. An attempt refused for its account's fairness
+ * (`wait`) is asked again shortly, outside the schedule.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let retryNow = false;
   setHandler(retryNowSignal, () => { retryNow = true; });
   let attempts = 0;
-  for (let i = 0; ; i += 1) {
-    const scheduledDelayMs = i < input.retrySchedule.length ? jittered(input.retrySchedule[i], Math.random()) : null;
+  let turn = 0; // the schedule's entries used: a `wait` uses none
+  let waits = 0; // in a row: each doubles the next wait, up to 30 s, so a long queue polls slowly
+  for (;;) {
+    const scheduledDelayMs = turn < input.retrySchedule.length ? jittered(input.retrySchedule[turn], Math.random()) : null;
     const outcome: AttemptOutcome = await attemptWebhookDelivery({
       environment: input.environment, deliveryId: input.deliveryId, trigger: input.trigger, scheduledDelayMs,
     });
+    if (outcome.next === 'wait') {
+      await sleep(Math.min(MAX_FAIRNESS_WAIT_MS, (outcome.delayMs ?? 1000) * 2 ** Math.min(waits, 6)));
+      waits += 1;
+      continue;
+    }
+    waits = 0;
+    turn += 1;
     if (outcome.attemptNo !== null) attempts += 1;
     if (outcome.next === 'done') return { deliveryId: input.deliveryId, status: outcome.status, attempts };
     retryNow = false;
