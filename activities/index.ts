@@ -4,6 +4,7 @@ import { webhookActivities } from './webhooks';
 import { paymentActivities } from './payments';
 import { refundActivities } from './refunds';
 import { stuckPaymentActivities } from './stuck-payments';
+import { vaultActivities } from './vault';
 import { Vault } from '../lib/vault';
 
 // Activity modules import ActivityDeps from ./deps, not from here (this module imports them).
@@ -11,12 +12,14 @@ export type { ActivityDeps };
 
 /** Every activity, built from its dependencies (tests hand in real ones; nothing is module-mocked). */
 export function createActivities(deps: ActivityDeps) {
+  const vault = new Vault(deps.config.vaultKeys);
   return {
     ...apiKeyActivities(deps.db),
     ...webhookActivities(deps),
-    ...paymentActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
-    ...refundActivities({ ...deps, vault: new Vault(deps.config.vaultKey) }),
+    ...paymentActivities({ ...deps, vault }),
+    ...refundActivities({ ...deps, vault }),
     ...stuckPaymentActivities(deps),
+    ...vaultActivities({ ...deps, vault }),
   };
 }
 

@@ -36,7 +36,8 @@ export function declaredReasons(route: Route): ErrorReason[] {
   // api/route.ts
   if (!route.publishable) reasons.add('publishable_key_not_allowed');
   if (route.systemOnly) reasons.add('system_actor_required');
-  if (route.userOnly || route.permission !== null) reasons.add('insufficient_permissions');
+  // a platform token on a route not for it, or another token on one requiring it
+  if (route.platform !== 'allowed' || route.userOnly || route.permission !== null) reasons.add('insufficient_permissions');
   // account-scoped routes take account_id; naming one the caller cannot act for is 403 (api/auth/access.ts)
   if (route.permission !== null) reasons.add('account_access_denied');
   // a resource named in the path that the caller cannot see

@@ -5,7 +5,9 @@ import type { ApiDeps } from './deps';
 import { ApiError, type ErrorReason } from './errors';
 import type { Principal } from './auth/authenticate';
 import type { RequestContext } from '../workflows/contract';
-import { Access } from './auth/access';
+import type { Access } from './auth/access';
+import { AUDIT_ACTIONS, auditKey, type AuditAction } from './audit-actions';
+import { AuditedAccess, recordAudit } from './audit-trail';
 import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
 import { idempotency, idempotencyKeyOf } from './middleware/idempotency';
@@ -55,6 +57,11 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TObje
   systemOnly?: boolean;
   /** Only JWT users (not API keys) may call this route. */
   userOnly?: boolean;
+  /**
+   * Platform tokens (system tokens that name no workspace): `allowed` on this route, or `required` by it.
+   * A platform token calls nothing else: it acts on no workspace's accounts.
+   */
+  platform?: 'allowed' | 'required';
   /**
    * The error reasons this route answers with beyond those its declaration implies (authentication,
    * validation, permissions, the named account, a path resource's 404, idempotency: see
@@ -114,6 +121,16 @@ export function defineRoute<P extends TObject = Empty, Q extends TObject = Empty
   };
 }
 
+function isPlatform(principal: Principal): boolean {
+  return principal.kind === 'user' && principal.platform === true;
+}
+
+function platformRefusal(route: Route): ApiError {
+  return route.platform === 'required'
+    ? new ApiError('insufficient_permissions', 'This needs a platform-scoped system token (one that names no workspace).', { required: 'platform_token' })
+    : new ApiError('insufficient_permissions', 'A platform token acts on no workspace\'s accounts: use a workspace\'s token.', { required: 'workspace_token' });
+}
+
 const EMPTY_OBJECT_BODY = bodyValidator<Record<string, unknown>>(Type.Object({}, { additionalProperties: false }));
 
 /**
@@ -123,9 +140,11 @@ const EMPTY_OBJECT_BODY = bodyValidator<Record<string, unknown>>(Type.Object({},
  */
 export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
   const idempotent = idempotency(deps.db, deps.lease, deps.config.apiKeyPepper, deps.vault);
-  const replayable = async (ctx: Koa.Context, principal: Principal, access: Access): Promise<void> => {
+  // The audit trail's hook: a change this route makes appends one audit event (api/audit-actions.ts).
+  const audited = route.method === 'get' ? undefined : AUDIT_ACTIONS[auditKey(route)];
+  const replayable = async (ctx: Koa.Context, principal: Principal, access: AuditedAccess): Promise<void> => {
     await access.admit();
-    await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps));
+    await idempotent(ctx, () => runHandler(route, ctx, principal, access, deps, audited));
   };
   // Not an async function: a read goes from here to its handler without a promise of this layer's own
   // (a refusal thrown here becomes the request's error all the same: Koa's compose catches it).
@@ -137,16 +156,19 @@ export function routeMiddleware(route: Route, deps: ApiDeps): Koa.Middleware {
     if (route.systemOnly && !(principal.kind === 'user' && principal.actorType === 'system')) {
       throw new ApiError('system_actor_required');
     }
+    if (isPlatform(principal) ? !route.platform : route.platform === 'required') throw platformRefusal(route);
     if (route.userOnly && principal.kind !== 'user') {
       throw new ApiError('insufficient_permissions', 'This needs a user token, not an API key.', { required: 'user_token' });
     }
-    const access = new Access(deps.db, principal, route.permission, deps.accountCache, namedAccountId(route, ctx));
+    const access = new AuditedAccess(deps.db, principal, route.permission, deps.accountCache, namedAccountId(route, ctx));
     // Without an Idempotency-Key (every read) there is nothing to claim: the handler runs directly.
-    return idempotencyKeyOf(ctx) ? replayable(ctx, principal, access) : runHandler(route, ctx, principal, access, deps);
+    return idempotencyKeyOf(ctx) ? replayable(ctx, principal, access) : runHandler(route, ctx, principal, access, deps, audited);
   };
 }
 
-async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, access: Access, deps: ApiDeps): Promise<void> {
+async function runHandler(
+  route: Route, ctx: Koa.Context, principal: Principal, access: AuditedAccess, deps: ApiDeps, audited?: AuditAction,
+): Promise<void> {
   const params = route.validate.params ? route.validate.params({ ...ctx.params }) : {};
   const validated = route.validate.query ? route.validate.query({ ...ctx.query }) : rejectQuery(ctx);
   // The named account is checked here for every account-scoped route, before the body and the handler:
@@ -159,6 +181,8 @@ async function runHandler(route: Route, ctx: Koa.Context, principal: Principal, 
   const body = hasBody ? (route.validate.body ?? EMPTY_OBJECT_BODY)(ctx.request.body ?? {}) : {};
 
   const result = await route.handler({ params, query, body, principal, access, deps, ctx });
+  // Only a change that succeeded is recorded; a replayed answer (Idempotency-Key) ran no handler, so none.
+  if (audited) await recordAudit(deps.db, audited, { ctx, principal, access, params, query, body, data: result.data });
 
   ctx.status = route.status ?? 200;
   const envelope: Record<string, unknown> = { message: result.message ?? route.message, success: true };

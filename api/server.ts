@@ -20,7 +20,7 @@ export function createApiDeps(db: Db, config: Config, temporalAddress: string): 
     db,
     config,
     auth: createAuthenticator(db, config),
-    vault: new Vault(config.vaultKey),
+    vault: new Vault(config.vaultKeys),
     accountCache: new LRUCache({ max: 10_000, ttl: 5_000 }),
     lease: processLease(db, (message, err) => logger.warn({ err }, message)),
     temporal() {

@@ -177,7 +177,7 @@ async function main(): Promise<void> {
     const [apiPort, simPort, basePort] = await Promise.all([freePort(), freePort(), freePort()]);
     const env: NodeJS.ProcessEnv = {
       NODE_ENV: 'development', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress,
-      SIMULATOR_URL: `http://127.0.0.1:${simPort}`, JWT_SECRET: config.jwt.secret, VAULT_KEY: config.vaultKey,
+      SIMULATOR_URL: `http://127.0.0.1:${simPort}`, JWT_SECRET: config.jwt.secret, VAULT_KEYS: config.vaultKeys,
       API_KEY_PEPPER: config.apiKeyPepper, SB_DATA_DIR: config.dataDir, WEBHOOK_ALLOW_PRIVATE: 'true',
       // The per-credential limit stays on, as shipped (its counting and headers are part of every read),
       // set above any rate a scenario drives from its one key.
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
 
     // A merchant with a sandbox-adapter provider config (0 ms processor latency) and a fee.
     const token = signDevToken(config, { user: 'usr_bench', workspace: 'ws_bench' });
-    const system = signDevToken(config, { user: 'usr_bench_system', workspace: 'ws_bench', system: true });
+    const system = signDevToken(config, { user: 'usr_bench_system', system: true });
     const http = apiClient(api);
     const post = http.post;
     const account = (await post<AccountAnswer>('/accounts', { name: 'Bench', country: 'US', currency: 'USD' }, token)).data;

@@ -117,3 +117,18 @@ export async function settingsByAccount(db: Knex, accountIds: string[]): Promise
   const rows = accountIds.length ? await db<AccountSettingRow>('core.account_settings').whereIn('account_id', accountIds).orderBy('key') : [];
   return groupBy(rows, 'account_id');
 }
+
+/** One setting of an account (`core.account_settings`), if it is set. */
+export async function findAccountSetting(db: Knex, accountId: string, key: string): Promise<AccountSettingRow | undefined> {
+  return db<AccountSettingRow>('core.account_settings').where({ account_id: accountId, key }).first();
+}
+
+/** Sets one setting of an account, replacing its value if it was set. */
+export async function putAccountSetting(db: Knex, accountId: string, key: string, value: string): Promise<AccountSettingRow> {
+  const [row] = await db('core.account_settings')
+    .insert({ id: newId('set'), account_id: accountId, key, value })
+    .onConflict(['account_id', 'key'])
+    .merge({ value, updated_at: db.fn.now() })
+    .returning<AccountSettingRow[]>('*');
+  return row;
+}

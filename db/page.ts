@@ -65,3 +65,6 @@ export async function keysetPage<T extends object>(
   const total = Number(count);
   return { rows: rows.slice(0, limit) as T[], hasMore: rows.length > limit, total: total > COUNTED_UP_TO ? null : total };
 }
+
+/** Where a keyset list starts: after or before one of its rows, or at a page number. */
+export type ListStart = { startingAfter: string } | { endingBefore: string } | { page: number };

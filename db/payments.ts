@@ -1,4 +1,4 @@
-import { keysetPage, type Cursor, type KeysetPage } from './page';
+import { keysetPage, type Cursor, type KeysetPage, type ListStart } from './page';
 import type { Knex } from 'knex';
 import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
@@ -265,14 +265,13 @@ export async function lockPaymentStatus(trx: Knex.Transaction, env: Environment,
 export interface PaymentFilter { status?: PaymentStatus; customer_id?: string }
 
 /** Where a payments list starts: after or before one of the account's payments (by id), or at a page number. */
-export type PaymentListStart = { startingAfter: string } | { endingBefore: string } | { page: number };
 
 /**
  * An account's payments, newest first, one page of them. Undefined when the cursor payment is not one of
  * the account's (another account's payment is no cursor: its place is not revealed).
  */
 export async function listPayments(
-  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, start: PaymentListStart, limit: number,
+  db: Knex, env: Environment, accountId: string, filter: PaymentFilter, start: ListStart, limit: number,
 ): Promise<KeysetPage<AnsweredPayment> | undefined> {
   const base = () => {
     const q = answeredPayments(db, env).where({ account_id: accountId });

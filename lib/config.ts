@@ -3,7 +3,9 @@
  * directory are read by db/local-state.ts (`loadConfig`, what every process calls) and handed in.
  */
 import ms from 'ms';
+import { ExtraApiHost, parseExtraApiHosts } from './providers/api-base';
 import { isPlaceholder, secretProblem } from './secrets';
+import { parseVaultKeys, VaultKeyError, vaultKeyEntries, vaultKeysText } from './vault-keys';
 
 export interface Config {
   env: 'development' | 'test' | 'production';
@@ -30,9 +32,15 @@ export interface Config {
     systemSecret?: string;
     systemPublicKey?: string;
   };
-  vaultKey: string;
+  /**
+   * VAULT_KEYS, the vault's key ring as it spells it (`k2:<base64>,k1:<base64>`, newest first; VAULT_KEY
+   * alone is `k0:<VAULT_KEY>`): what `new Vault(...)` takes and child processes are handed.
+   */
+  vaultKeys: string;
   apiKeyPepper: string;
   simulatorUrl?: string;
+  /** PROVIDER_API_BASE_EXTRA_HOSTS: where a live provider's api_base may point beyond the processor's own hosts. */
+  providerApiBaseExtraHosts: ExtraApiHost[];
   webhookAllowPrivate: boolean;
   webhookRetrySchedule?: string;
   /** Webhook attempts one account may have in flight on one worker (WEBHOOK_ACCOUNT_CONCURRENCY; 0 = no limit). */
@@ -84,6 +92,11 @@ export interface Config {
    * notifications per provider config and source IP (PROVIDER_WEBHOOK_RPS a second); 0 turns either off.
    */
   providerWebhookLimit: { failuresPerMinute: number; rps: number };
+  /**
+   * The customer's return from 3-D Secure, per minute (docs/production.md#rate-limits): requests per source
+   * IP (AUTHENTICATION_RETURN_IP_PER_MINUTE) and per payment (AUTHENTICATION_RETURN_PAYMENT_PER_MINUTE); 0 turns either off.
+   */
+  authenticationReturnLimit: { perIpPerMinute: number; perPaymentPerMinute: number };
   /** API_KEYS_PER_ACCOUNT_MAX: live (not deleted) keys an account may hold, managed ones included. */
   apiKeysPerAccountMax: number;
 }
@@ -140,8 +153,47 @@ function productionSecretProblems(env: NodeJS.ProcessEnv): string[] {
       return '';
     }
   })();
+  problems.push(...vaultKeysProblems(env));
   if (isPlaceholder(databasePassword)) problems.push('DATABASE_URL carries the .env.example placeholder password (POSTGRES_PASSWORD)');
   return problems;
+}
+
+/** Each VAULT_KEYS key is held to VAULT_KEY's rules, and differs from the other secrets and keys. */
+function vaultKeysProblems(env: NodeJS.ProcessEnv): string[] {
+  if (!env.VAULT_KEYS) return [];
+  const entries = vaultKeyEntries(env.VAULT_KEYS);
+  const others = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'API_KEY_PEPPER', 'METRICS_TOKEN'].filter((name) => env[name]);
+  return entries.flatMap(({ id, key }, i) => [
+    secretProblem(`VAULT_KEYS key "${id}"`, key, 'key32'),
+    ...others.filter((name) => env[name] === key).map((name) => `VAULT_KEYS key "${id}" and ${name} must differ`),
+    ...entries.slice(i + 1).filter((e) => e.key === key).map((e) => `VAULT_KEYS keys "${id}" and "${e.id}" must differ`),
+  ]).filter((p): p is string => !!p);
+}
+
+/** The vault's key ring (VAULT_KEYS, or VAULT_KEY as its one key), unchecked; both set is refused. */
+function vaultKeyRing(env: NodeJS.ProcessEnv, devKey: string | undefined): string | undefined {
+  try {
+    return vaultKeysText(env.VAULT_KEYS || undefined, env.VAULT_KEY || undefined) ?? vaultKeysText(undefined, devKey);
+  } catch (err) {
+    throw err instanceof VaultKeyError ? new ConfigError(err.message) : err;
+  }
+}
+
+/** Throws a ConfigError naming the variable (and key id) when the ring is malformed. */
+function checkVaultKeyRing(env: NodeJS.ProcessEnv, ring: string | undefined): void {
+  if (!ring) throw new ConfigError('VAULT_KEYS (or VAULT_KEY) is not set');
+  try {
+    parseVaultKeys(ring);
+  } catch (err) {
+    if (!(err instanceof VaultKeyError)) throw err;
+    throw new ConfigError(env.VAULT_KEYS ? err.message : 'VAULT_KEY must be 32 bytes, base64');
+  }
+}
+
+function extraApiHosts(text: string | undefined, production: boolean): ExtraApiHost[] {
+  const parsed = parseExtraApiHosts(text, production);
+  if ('error' in parsed) throw new ConfigError(`PROVIDER_API_BASE_EXTRA_HOSTS ${parsed.error}`);
+  return parsed.hosts;
 }
 
 /** An IPv4 or IPv6 address, as a listening socket takes it (the Temporal SDK's exporter takes no host names). */
@@ -201,12 +253,12 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     systemSecret: env.SYSTEM_JWT_SECRET || (env.SYSTEM_JWT_PUBLIC_KEY ? undefined : dev?.systemJwtSecret),
     systemPublicKey: pem(env.SYSTEM_JWT_PUBLIC_KEY),
   };
-  const vaultKey = env.VAULT_KEY || dev?.vaultKey;
+  const vaultKeys = vaultKeyRing(env, dev?.vaultKey);
   const apiKeyPepper = env.API_KEY_PEPPER || dev?.apiKeyPepper;
   if (production) {
     const missing = [
       !jwt.secret && !jwt.publicKey && !jwt.jwksUrl && 'JWT_SECRET / JWT_PUBLIC_KEY / JWKS_URL',
-      !vaultKey && 'VAULT_KEY',
+      !vaultKeys && 'VAULT_KEYS (or VAULT_KEY)',
       !apiKeyPepper && 'API_KEY_PEPPER',
       !env.METRICS_TOKEN && 'METRICS_TOKEN',
       // A key that is not ours alone (an identity provider's) also signs tokens meant for other services.
@@ -218,7 +270,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     const why = env.NODE_ENV === 'production' ? '' : ` (NODE_ENV=${env.NODE_ENV} runs as production)`;
     if (problems.length) throw new ConfigError(`${problems.join('; ')}${why}`);
   }
-  if (Buffer.from(vaultKey!, 'base64').length !== 32) throw new ConfigError('VAULT_KEY must be 32 bytes, base64');
+  checkVaultKeyRing(env, vaultKeys);
 
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT is not a port: ${env.PORT}`);
@@ -257,9 +309,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
       uiUrl: (env.TEMPORAL_UI_URL || 'http://localhost:8233').replace(/\/$/, ''),
     },
     jwt,
-    vaultKey: vaultKey!,
+    vaultKeys: vaultKeys!,
     apiKeyPepper: apiKeyPepper!,
     simulatorUrl: env.SIMULATOR_URL || undefined,
+    providerApiBaseExtraHosts: extraApiHosts(env.PROVIDER_API_BASE_EXTRA_HOSTS, production),
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE, !production),
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE || undefined,
     webhookAccountConcurrency: count('WEBHOOK_ACCOUNT_CONCURRENCY', env.WEBHOOK_ACCOUNT_CONCURRENCY, 10),
@@ -278,6 +331,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     providerWebhookLimit: {
       failuresPerMinute: count('PROVIDER_WEBHOOK_FAILURES_PER_MINUTE', env.PROVIDER_WEBHOOK_FAILURES_PER_MINUTE, 30),
       rps: count('PROVIDER_WEBHOOK_RPS', env.PROVIDER_WEBHOOK_RPS, 100),
+    },
+    authenticationReturnLimit: {
+      perIpPerMinute: count('AUTHENTICATION_RETURN_IP_PER_MINUTE', env.AUTHENTICATION_RETURN_IP_PER_MINUTE, 60),
+      perPaymentPerMinute: count('AUTHENTICATION_RETURN_PAYMENT_PER_MINUTE', env.AUTHENTICATION_RETURN_PAYMENT_PER_MINUTE, 10),
     },
     apiKeysPerAccountMax: atLeastOne('API_KEYS_PER_ACCOUNT_MAX', env.API_KEYS_PER_ACCOUNT_MAX, 50),
   };

@@ -66,7 +66,7 @@ export const MIN_SECRET_BITS = 128;
 /**
  * Why a secret may not be used in production, or null. `string` secrets (JWT_SECRET,
  * SYSTEM_JWT_SECRET, API_KEY_PEPPER) are HMAC keys taken as they are: at least 32 characters, at
- * least 128 bits by `estimatedBits`, not a repetition. `key32` (VAULT_KEY) is 32 bytes in base64 (or
+ * least 128 bits by `estimatedBits`, not a repetition. `key32` (VAULT_KEY, each key of VAULT_KEYS) is 32 bytes in base64 (or
  * base64url), exactly: no stray characters, and the same two checks on its bytes. Messages name the
  * variable and never carry the value.
  */

@@ -70,7 +70,7 @@ async function seedDemoRouting(db: Db, config: Config, accountId: string): Promi
     name: sandbox.displayName, identifier: sandbox.identifier, isGlobal: true, config: {}, schemas: { credentials: sandbox.credentialsSchema },
     methods: defaultMethodsOf(sandbox),
   })).provider.id;
-  const providerConfig = await createProviderConfig(db, new Vault(config.vaultKey), env, {
+  const providerConfig = await createProviderConfig(db, new Vault(config.vaultKeys), env, {
     accountId, providerId, name: 'Demo sandbox processor', credentials: { api_key: 'demo_sandbox_key' }, merchantCapabilities: {},
   });
   for (const method of await listProviderMethods(db, env, providerId)) {

@@ -7,3 +7,4 @@ export { webhookFanOutWorkflow } from './webhooks/fan-out';
 export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
 export { stuckPaymentWatchdogWorkflow } from './watchdog/workflow';
+export { vaultRotationWorkflow } from './vault/workflow';

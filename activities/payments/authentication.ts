@@ -9,6 +9,7 @@ import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { applyOutcome, recordedAttempt } from './outcomes';
 import { MissingRowError } from '../../lib/data-errors';
+import { commandSeals } from './seals';
 
 /** A charge given up at a processor that may still authorize it (one that can reverse): the workflow listens for that. */
 function withLateAuthorizationWindow(result: AttemptResult, adapter: Pick<ProviderAdapter, 'reverse' | 'lateAuthorizationWindowMs'>): AttemptResult {
@@ -24,6 +25,7 @@ const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus' | 'eventIds
  */
 export function authenticationActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'completeAuthentication' | 'abandonAuthentication'> {
   const { db, vault } = deps;
+  const seals = commandSeals(vault);
 
   /** Asks the processor how the authentication ended (with the customer's return parameters, if any). */
   async function askProcessor(args: AuthenticationArgs, provider: OpenProvider, returnParams: Record<string, string>): Promise<CompleteAuthenticationOutput | undefined> {
@@ -70,7 +72,10 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const returnParams = returned && charge.return_params_sealed ? vault.decryptJson<Record<string, string>>(charge.return_params_sealed) : {};
       const ended = await askProcessor(attempt, provider, returnParams);
       if (!ended || ended.outcome.kind === 'requires_action') {
-        if (ended) await updateCharge(db, env, attempt.chargeId, { exchanges: [ended.exchange] });
+        // Parameters that settled nothing (a forged return, a customer back too early) are cleared: the
+        // next return writes its own and is asked about in turn.
+        const cleared = returned && charge.return_params_sealed ? { return_params_sealed: null } : undefined;
+        if (ended || cleared) await updateCharge(db, env, attempt.chargeId, { ...cleared, exchanges: ended ? [ended.exchange] : [] });
         return STILL_WAITING;
       }
       if (ended.outcome.kind === 'transport_error') {
@@ -86,7 +91,9 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
      * payment (a hard stop); a cancel leaves the payment to the cancel that follows.
      */
     async abandonAuthentication(args: AbandonArgs): Promise<AttemptResult> {
-      const { reason, ...attempt } = args;
+      const { reason, command, ...attempt } = args;
+      // Given up for a cancel: only the API's cancel voids the charge the customer is authenticating.
+      if (reason === 'canceled') seals.cancel({ ...attempt, command: command ?? {} });
       const env = attempt.environment;
       const charge = await findCharge(db, env, attempt.chargeId);
       if (!charge) throw new MissingRowError('charge', attempt.chargeId);

@@ -17,6 +17,7 @@ import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { chargeEvent, paymentEvent } from './events';
 import { MissingRowError } from '../../lib/data-errors';
+import { commandSeals } from './seals';
 
 interface Recording extends PaymentRef { chargeId: string; context: RequestContext }
 
@@ -89,6 +90,7 @@ async function recordPending(db: Knex, env: Environment, args: Recording, charge
 /** The commands after a walk: capturing an authorization, canceling (voiding one first), and their notifications. */
 export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'captureCharge' | 'cancelPayment' | 'settleOperation'> {
   const { db } = deps;
+  const seals = commandSeals(deps.vault);
   return {
     /**
      * Manual capture of an AUTHORIZED payment (partial allowed); the rest of the authorization is
@@ -96,6 +98,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
      * AUTHORIZED, shows the pending capture, and its notification completes it (settleOperation).
      */
     async captureCharge(args: CaptureArgs): Promise<CaptureResult> {
+      seals.capture(args);
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
       if (!charge) throw new MissingRowError('charge', args.chargeId);
@@ -128,6 +131,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
      * the processor only receives answers `pending`: the payment stays AUTHORIZED until its notification.
      */
     async cancelPayment(args: CancelArgs): Promise<CancelResult> {
+      seals.cancel(args);
       const env = args.environment;
       let voidExchange: ProviderExchange | undefined;
       if (args.chargeId) {

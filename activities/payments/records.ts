@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
@@ -17,6 +18,9 @@ import type { PaymentActivityDeps } from './deps';
 import { paymentEvent } from './events';
 import { PAYMENT_METHOD_UNAVAILABLE } from './outcomes';
 import { MissingRowError } from '../../lib/data-errors';
+import { withArticle } from '../../lib/errors';
+import { allows, UNSEALED_COMMAND } from '../../workflows/payments/contract';
+import { commandSeals } from './seals';
 
 /**
  * Which card the payment `row` may be charged with: the one it was told, re-checked against the
@@ -90,6 +94,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   createPaymentAndPlan: CreateAndPlan;
 } {
   const { db } = deps;
+  const seals = commandSeals(deps.vault);
 
   /** The plan for a payment and the card it may use: the account's configs ranked for its facts. */
   async function plan(q: Knex, args: PlanArgs, payment: PlannedPayment, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
@@ -192,12 +197,18 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   async function planRoute(args: PlanArgs): Promise<PlanResult> {
+    seals.confirm(args);
     const existing = await findRoutingPlan(db, args.environment, args.routingPlanId);
     if (existing) {
       return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
     }
     const payment = await findPayment(db, args.environment, args.paymentId);
     if (!payment) throw new MissingRowError('payment', args.paymentId);
+    // A new plan only for a payment its row says may be confirmed: a sealed confirm sent again to a
+    // payment that has moved on (copied from its history into a new run) charges nothing.
+    if (!allows('confirm', payment.status)) {
+      throw ApplicationFailure.nonRetryable(`${withArticle(payment.status)} payment cannot be confirmed again.`, UNSEALED_COMMAND);
+    }
     const planned = await planFor(db, args, payment);
     return db.transaction(async (trx) => {
       const row = await updatePayment(trx, args.environment, args.paymentId, plannedPatch(args, payment, planned), planStatements(trx, args, planned));
@@ -208,6 +219,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   return {
     /** Writes the payment row (and a guest customer) and `payment_intent.created`, in one statement. Idempotent. */
     async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
+      seals.start(input);
       await writeGuestCustomer(input);
       const row = newPaymentRow(newPaymentOf(input), {}, new Date());
       const created = paymentEvent(input, 'payment_intent.created', row, input.context);
@@ -243,6 +255,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
 
   async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs, withRow?: WithRow): ReturnType<CreateAndPlan> {
     const env = input.environment;
+    seals.start(input);
+    seals.confirm(args);
     await writeGuestCustomer(input);
     // Planned from the row about to be written, which is then written once, as the plan leaves it: the
     // row, its plan and both events in one statement, so no transaction is needed around them. The reads

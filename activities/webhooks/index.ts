@@ -23,7 +23,7 @@ export function webhookActivities(deps: WebhookActivityDeps): WebhookActivities 
   const context: WebhookActivityContext = {
     db: deps.db,
     config: deps.config,
-    vault: new Vault(deps.config.vaultKey),
+    vault: new Vault(deps.config.vaultKeys),
     agent: webhookAgent(allowPrivate),
     allowPrivate,
     temporal: async () => (deps.temporal ? deps.temporal() : Context.current().client),

@@ -16,7 +16,13 @@ export interface UserPrincipal {
   kind: 'user';
   actorType: 'user' | 'system';
   userId: string;
+  /** The workspace the token names; empty for a platform token. */
   workspaceId: string;
+  /**
+   * A system token whose claims name no workspace: the platform's own, which registers payment providers
+   * (shared by every workspace) and acts on no workspace's accounts (none has an empty id).
+   */
+  platform?: true;
 }
 
 export interface ApiKeyPrincipal {
@@ -115,10 +121,13 @@ export function createAuthenticator(db: Db, config: Config): Authenticator {
       throw err.name === 'TokenExpiredError' ? new ApiError('token_expired') : new ApiError('invalid_token');
     });
     const { sub, workspace_id: workspaceId, actor_type: actorType = 'user', exp } = claims as JwtPayload & Record<string, unknown>;
+    if (actorType !== claimed) throw new ApiError('invalid_token');
+    if (claimed === 'system' && workspaceId === undefined && typeof sub === 'string' && sub && typeof exp === 'number') {
+      return { kind: 'user', actorType: 'system', userId: sub, workspaceId: '', platform: true };
+    }
     if (typeof sub !== 'string' || !sub || typeof workspaceId !== 'string' || !workspaceId || typeof exp !== 'number') {
       throw new ApiError('invalid_token', 'The token lacks sub, workspace_id or exp.');
     }
-    if (actorType !== claimed) throw new ApiError('invalid_token');
     await provision(sub, workspaceId);
     return { kind: 'user', actorType: claimed, userId: sub, workspaceId };
   }

@@ -5,6 +5,7 @@ import { ApiError } from '../errors';
  */
 export const PERMISSION_CATALOGUE = {
   'account': ['read'],
+  'account:settings': ['write'],
   'account:api:key': ['create', 'read', 'update', 'delete'],
   'account:membership': ['create', 'read', 'delete'],
   'customer': ['read', 'write'],
@@ -14,6 +15,8 @@ export const PERMISSION_CATALOGUE = {
   'webhook': ['read', 'write'],
   'notification': ['read', 'write'],
   'event': ['read'],
+  'provider:credentials': ['write'],
+  'audit': ['read'],
 } as const;
 
 type Catalogue = typeof PERMISSION_CATALOGUE;
@@ -66,8 +69,15 @@ export type Role = 'OWNER' | 'ADMIN' | 'DEVELOPER' | 'VIEWER';
 /** Highest first: a user may give a role no higher than its own. */
 export const ROLES: Role[] = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'];
 
-const READS = ALL_PERMISSIONS.filter((p) => p.endsWith(':read'));
-const DEVELOPER_EXCLUDED = new Set<Permission>(['account:membership:create', 'account:membership:delete', 'account:api:key:delete']);
+/**
+ * Held by OWNER and ADMIN only: who changes where live money settles, where customers are sent back to
+ * (the return_url hosts), and who reads the audit trail.
+ */
+const ADMIN_ONLY = new Set<Permission>(['provider:credentials:write', 'account:settings:write', 'audit:read']);
+const READS = ALL_PERMISSIONS.filter((p) => p.endsWith(':read') && !ADMIN_ONLY.has(p));
+const DEVELOPER_EXCLUDED = new Set<Permission>([
+  'account:membership:create', 'account:membership:delete', 'account:api:key:delete', ...ADMIN_ONLY,
+]);
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<string>> = {
   OWNER: new Set(ALL_PERMISSIONS),

@@ -27,6 +27,21 @@ export const idempotencyReplays = new Counter({
 export const rateLimitRejections = new Counter({
   name: 'rate_limit_rejections_total', help: 'Requests refused with 429 rate_limited.', registers: [apiRegistry],
 });
+/**
+ * Verified processor events that settle nothing because their mode is not their config's (a test event at
+ * a live config, a live one at a sandbox config). Labelled by the provider's adapter and the reason only.
+ */
+export const providerEventsWrongMode = new Counter({
+  name: 'provider_events_wrong_mode_total',
+  help: 'Verified processor events refused because their mode (test or live) is not their config\'s environment\'s.',
+  labelNames: ['provider', 'reason'] as const, registers: [apiRegistry],
+});
+
+/** Changes that took effect but whose audit event could not be appended (logged with the request id): alert on any. */
+export const auditAppendFailures = new Counter({
+  name: 'audit_append_failures_total', help: 'Audited changes whose audit event could not be written after retries.',
+  registers: [apiRegistry],
+});
 
 /** Methods outside this list share one label, so a client cannot grow the series. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

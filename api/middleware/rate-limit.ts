@@ -56,6 +56,16 @@ export interface ProviderWebhookLimits {
   verified(ip: string, configId: string): Promise<void>;
 }
 
+/** Spends one point of `key`'s budget; 429 `rate_limited` (with when to retry) when it is spent. No limiter: no limit. */
+async function consumeOrRefuse(limiter: RateLimiterMemory | undefined, key: string): Promise<void> {
+  try {
+    await limiter?.consume(key);
+  } catch (rejected) {
+    if (!(rejected instanceof RateLimiterRes)) throw rejected;
+    throw rateLimited(rejected.msBeforeNext);
+  }
+}
+
 /**
  * Limits on the processors' unauthenticated notification route (docs/production.md#rate-limits), in
  * memory per instance as the API's limit is. Refusals are counted per source IP and successes per config
@@ -70,14 +80,6 @@ export function providerWebhookLimits(opts: { failuresPerMinute: number; rps: nu
     const res = limiter && (await limiter.get(key));
     if (res && res.remainingPoints <= 0) throw rateLimited(res.msBeforeNext);
   };
-  const consume = async (limiter: RateLimiterMemory | undefined, key: string) => {
-    try {
-      await limiter?.consume(key);
-    } catch (rejected) {
-      if (!(rejected instanceof RateLimiterRes)) throw rejected;
-      throw rateLimited(rejected.msBeforeNext);
-    }
-  };
   return {
     async admit(ip, configId) {
       await spent(failures, ip);
@@ -87,6 +89,28 @@ export function providerWebhookLimits(opts: { failuresPerMinute: number; rps: nu
       // The refusal is answered as it is; the count only decides the source's next requests.
       await failures?.penalty(ip);
     },
-    verified: (ip, configId) => consume(successes, `${configId}|${ip}`),
+    verified: (ip, configId) => consumeOrRefuse(successes, `${configId}|${ip}`),
+  };
+}
+
+/** The 3-D Secure return route's budgets (per source IP, per payment); `consume` throws 429 `rate_limited` when one is spent. */
+export interface AuthenticationReturnLimits {
+  consume(ip: string, paymentId: string): Promise<void>;
+}
+
+/**
+ * Limits on the customer's unauthenticated return from 3-D Secure (docs/production.md#rate-limits), in
+ * memory per instance as the provider webhooks' are: each request counts against its source IP and
+ * against the payment it names, so neither a flood from one source nor one aimed at a payment from many
+ * reaches Postgres or the payment's workflow. 0 turns either off.
+ */
+export function authenticationReturnLimits(opts: { perIpPerMinute: number; perPaymentPerMinute: number }): AuthenticationReturnLimits {
+  const perIp = opts.perIpPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_return_ip', points: opts.perIpPerMinute, duration: 60 }) : undefined;
+  const perPayment = opts.perPaymentPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_return_pay', points: opts.perPaymentPerMinute, duration: 60 }) : undefined;
+  return {
+    async consume(ip, paymentId) {
+      await consumeOrRefuse(perIp, ip);
+      await consumeOrRefuse(perPayment, paymentId);
+    },
   };
 }

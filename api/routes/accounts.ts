@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { createAccount, findLiveAccount, listAccounts, settingsByAccount } from '../../db/accounts';
+import { createAccount, findLiveAccount, listAccounts, putAccountSetting, settingsByAccount } from '../../db/accounts';
+import { hostEntryProblem, MAX_RETURN_URL_HOSTS, RETURN_URL_HOSTS } from '../../lib/return-url-hosts';
 import { roleOn } from '../../db/memberships';
 import { ApiError } from '../errors';
-import { AccountSchema, serializeAccount } from '../resources/accounts';
+import { AccountSchema, AccountSettingSchema, serializeAccount, serializeAccountSetting } from '../resources/accounts';
 import { serializeApiKey } from '../resources/api-keys';
 import { defineRoute } from '../route';
 import { Country, Currency, Id, Metadata, Obj } from '../schemas';
@@ -107,6 +108,33 @@ export const accountRoutes = [
       const { account } = await access.forResource(params.id, 'account');
       const settings = await settingsByAccount(deps.db, [account.id]);
       return { data: serializeAccount(account, settings.get(account.id)) };
+    },
+  }),
+
+  defineRoute({
+    method: 'put',
+    path: '/accounts/:id/settings/return_url_hosts',
+    tag: 'Accounts',
+    summary: 'Set the hosts a payment\'s return_url may name (docs/authentication.md); an empty list allows any https host',
+    // OWNER and ADMIN only: a DEVELOPER must not be able to lift a restriction an owner set.
+    permission: 'account:settings:write',
+    message: 'Account setting saved',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    body: Obj({
+      hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+        maxItems: MAX_RETURN_URL_HOSTS, uniqueItems: true,
+        description: 'host names, exact (shop.example.com) or every subdomain of one (*.example.com); create and confirm refuse a return_url on any other host',
+      }),
+    }),
+    response: AccountSettingSchema,
+    async handler({ params, body, access, deps }) {
+      const { account } = await access.forResource(params.id, 'account');
+      const problems = body.hosts.flatMap((host, i) => {
+        const message = hostEntryProblem(host);
+        return message ? [{ path: `body/hosts/${i}`, message }] : [];
+      });
+      if (problems.length) throw ApiError.validation(problems);
+      return { data: serializeAccountSetting(await putAccountSetting(deps.db, account.id, RETURN_URL_HOSTS, JSON.stringify(body.hosts))) };
     },
   }),
 ];

@@ -1,36 +1,59 @@
 import type Koa from 'koa';
 import coBody from 'co-body';
+import { setTimeout as delay } from 'node:timers/promises';
+import { writeReturnParamsOnce } from '../../db/authentication-returns';
 import type { Environment } from '../../db/environments';
-import { findCharge, findPayment, updateCharge, type PaymentRow } from '../../db/payments';
+import { findCharge, findPayment, type ChargeRow, type PaymentRow } from '../../db/payments';
 import { looksLikeId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
-import { PaymentWorkflowClosedError, returnFromAuthentication } from '../../workflows/payments/client';
+import { CONFIRM_WAIT_MS, PaymentWorkflowClosedError, returnFromAuthentication } from '../../workflows/payments/client';
 import type { ApiDeps } from '../deps';
+import { ApiError } from '../errors';
+import { authenticationReturnLimits } from '../middleware/rate-limit';
+import { returnUrlStillAllowed } from './payment-seals';
 
 const PATH = /^\/v1\/payments\/([^/]+)\/authentication-return$/;
 const ENVIRONMENTS: Environment[] = ['production', 'sandbox'];
 const MAX_PARAMS = 20;
 const MAX_PARAM_LENGTH = 8192;
+/** How often the payment's row is read while its walk completes the step after the return. */
+const SETTLE_POLL_MS = 200;
 
 /**
  * GET|POST /v1/payments/{id}/authentication-return?charge={ch}: where a processor sends the customer's
  * browser back after 3-D Secure (docs/authentication.md). No credentials (it is the customer's browser):
  * what it can do is ask the processor how the authentication ended, which the processor answers, so a
- * forged return changes nothing. The processor's parameters (Adyen's redirectResult, …) are sealed on the
- * charge for the activity that completes the step — never in workflow history — and secrets such as
- * Stripe's client secret are dropped. Then the browser goes to the merchant's return_url with
- * `payment_intent=<id>` and `redirect_status`, or sees a page saying the payment is complete.
+ * forged return changes nothing. Only the first return of the payment's latest charge counts: its
+ * parameters (Adyen's redirectResult, …) are sealed on the charge once, for the activity that completes
+ * the step (never in workflow history; secrets such as Stripe's client secret dropped), the workflow is
+ * told if it waits on that charge, and once the step is done (or 10 s have passed) the browser goes to
+ * the merchant's return_url — if its host is still one the account allows (docs/security.md §17). Any
+ * other hit (a refresh, a second return, an older charge) sees a page saying how the payment stands,
+ * never a redirect. Rate-limited per source IP and per payment before any of that.
  */
 export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
+  const limits = authenticationReturnLimits(deps.config.authenticationReturnLimit);
   // Every other request passes straight through, without a promise of this middleware's own.
   return (ctx, next) => {
     const match = ctx.method === 'GET' || ctx.method === 'POST' ? PATH.exec(ctx.path) : null;
-    return match ? complete(ctx, match[1]) : next();
+    return match ? limited(ctx, match[1]) : next();
   };
 
-  async function complete(ctx: Koa.Context, encodedPaymentId: string): Promise<void> {
+  async function limited(ctx: Koa.Context, encodedPaymentId: string): Promise<void> {
     ctx.state.routeTemplate = '/v1/payments/:id/authentication-return';
     const paymentId = decoded(encodedPaymentId);
+    try {
+      await limits.consume(ctx.ip, paymentId.slice(0, 64));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.reason !== 'rate_limited') throw err;
+      ctx.set(err.headers ?? {});
+      page(ctx, 429, 'Too many requests', 'Please wait a moment, then reload this page.');
+      return;
+    }
+    await complete(ctx, paymentId);
+  }
+
+  async function complete(ctx: Koa.Context, paymentId: string): Promise<void> {
     const chargeId = typeof ctx.query.charge === 'string' ? ctx.query.charge : '';
     const found = looksLikeId(paymentId, 'pay') && looksLikeId(chargeId, 'ch') ? await findPaymentAnywhere(deps, paymentId) : undefined;
     const charge = found && await findCharge(deps.db, found.env, chargeId);
@@ -38,34 +61,51 @@ export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
       page(ctx, 404, 'Payment not found', 'This link does not belong to a payment.');
       return;
     }
-    const { env } = found;
-    if (charge.status === 'REQUIRES_ACTION') {
-      const params = await returnParams(ctx);
-      await updateCharge(deps.db, env, chargeId, { return_params_sealed: deps.vault.encryptJson(params) });
-      try {
-        await returnFromAuthentication(await deps.temporal(), paymentId, chargeId, async (id) => (await findPayment(deps.db, env, id))?.status);
-      } catch (err) {
-        // The processor's notification completes it too: the customer is sent on whatever happened here.
-        if (!(err instanceof PaymentWorkflowClosedError)) logger.warn({ payment_id: paymentId, charge_id: chargeId, err: String(err) }, 'authentication return not delivered');
-      }
+    const { env, payment } = found;
+    // Only the first return of the payment's latest charge is redirected (its notification may have
+    // completed it a moment before the browser came back); a refresh or an older charge sees the page.
+    const first = await writeReturnParamsOnce(deps.db, env, chargeId, deps.vault.encryptJson(await returnParams(ctx)));
+    if (!first) {
+      statusPage(ctx, payment);
+      return;
     }
-    const payment = (await findPayment(deps.db, env, paymentId)) ?? found.payment;
-    const status = redirectStatus(payment);
-    if (payment.return_url) {
-      const target = new URL(payment.return_url);
-      target.searchParams.set('payment_intent', payment.id);
-      target.searchParams.set('redirect_status', status);
+    if (waitsOn(payment, charge)) await tellWorkflow(env, paymentId, chargeId);
+    const settled = await settledRow(env, paymentId) ?? payment;
+    if (settled.return_url && await returnUrlStillAllowed(deps, settled.account_id, settled.return_url)) {
+      const target = new URL(settled.return_url);
+      target.searchParams.set('payment_intent', settled.id);
+      target.searchParams.set('redirect_status', redirectStatus(settled));
       ctx.status = 303;
       ctx.redirect(target.toString());
       return;
     }
-    const [title, text] = status === 'succeeded'
-      ? ['Payment complete', 'Thank you: your payment is complete. You can close this window.']
-      : status === 'failed'
-        ? ['Payment not completed', 'The payment could not be completed. You can close this window and try again.']
-        : ['Payment processing', 'Your payment is being processed. You can close this window.'];
-    page(ctx, 200, title, text);
+    statusPage(ctx, settled);
   }
+
+  /** Tells the payment's workflow the customer is back; its validator refuses a charge it no longer waits on. */
+  async function tellWorkflow(env: Environment, paymentId: string, chargeId: string): Promise<void> {
+    try {
+      await returnFromAuthentication(await deps.temporal(), paymentId, chargeId, async (id) => (await findPayment(deps.db, env, id))?.status);
+    } catch (err) {
+      // The processor's notification completes it too: the customer is sent on whatever happened here.
+      if (!(err instanceof PaymentWorkflowClosedError)) logger.warn({ payment_id: paymentId, charge_id: chargeId, err: String(err) }, 'authentication return not delivered');
+    }
+  }
+
+  /** The payment once the walk has left REQUIRES_ACTION and PROCESSING, or as it stands after CONFIRM_WAIT_MS. */
+  async function settledRow(env: Environment, paymentId: string): Promise<PaymentRow | undefined> {
+    const until = Date.now() + CONFIRM_WAIT_MS;
+    for (;;) {
+      const row = await findPayment(deps.db, env, paymentId);
+      if (!row || (row.status !== 'REQUIRES_ACTION' && row.status !== 'PROCESSING') || Date.now() >= until) return row;
+      await delay(SETTLE_POLL_MS);
+    }
+  }
+}
+
+/** Whether the payment waits on this charge's authentication (its row, and the charge's, say so). */
+function waitsOn(payment: PaymentRow, charge: ChargeRow): boolean {
+  return payment.status === 'REQUIRES_ACTION' && charge.status === 'REQUIRES_ACTION' && payment.next_action?.charge_id === charge.id;
 }
 
 /** A path segment's text; a malformed percent-encoding (`%`, `%C0`) names no payment, so it is the empty string. */
@@ -94,6 +134,17 @@ async function returnParams(ctx: Koa.Context): Promise<Record<string, string>> {
     .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
     .filter(([key, value]) => key !== 'charge' && !/secret/i.test(key) && value.length <= MAX_PARAM_LENGTH);
   return Object.fromEntries(entries.slice(0, MAX_PARAMS));
+}
+
+/** The neutral page: how the payment stands, and no redirect. */
+function statusPage(ctx: Koa.Context, payment: PaymentRow): void {
+  const status = redirectStatus(payment);
+  const [title, text] = status === 'succeeded'
+    ? ['Payment complete', 'Thank you: your payment is complete. You can close this window.']
+    : status === 'failed'
+      ? ['Payment not completed', 'The payment could not be completed. You can close this window and try again.']
+      : ['Payment processing', 'Your payment is being processed. You can close this window.'];
+  page(ctx, 200, title, text);
 }
 
 function redirectStatus(payment: PaymentRow): 'succeeded' | 'failed' | 'processing' {

@@ -13,6 +13,7 @@ import { webhookRoutes } from './webhooks';
 import { paymentRoutes } from './payments';
 import { eventRoutes } from './events';
 import { refundRoutes } from './refunds';
+import { auditEventRoutes } from './audit-events';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
@@ -30,4 +31,5 @@ export const ROUTES: Route[] = [
   ...paymentRoutes,
   ...eventRoutes,
   ...refundRoutes,
+  ...auditEventRoutes,
 ];

@@ -1,9 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { createPaymentProvider, listPaymentProviders, NewProviderMethod, TxnMapping } from '../../db/providers';
+import { apiBaseHostErrors } from '../../lib/providers/api-base';
 import { compileCredentialsSchema } from '../../lib/providers/credentials';
 import { adapterIdentifiers, catalogueEntry, defaultMethodsOf, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import type { ProviderCatalogueEntry } from '../../lib/providers/types';
+import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { PaymentProviderSchema, serializePaymentProvider } from '../resources/payment-providers';
 import { defineRoute } from '../route';
@@ -45,15 +47,30 @@ function isSystemActor(principal: { kind: string; actorType?: string }): boolean
   return principal.kind === 'user' && principal.actorType === 'system';
 }
 
+/**
+ * 400 at body/config when the config is not one the adapter takes; outside the sandbox its api_base must
+ * also be one of the processor's own hosts (or PROVIDER_API_BASE_EXTRA_HOSTS): whoever answers a live
+ * provider's requests decides which charges succeed.
+ */
+function checkProviderConfig(deps: ApiDeps, adapter: ProviderCatalogueEntry, config: Record<string, unknown>, sandbox: boolean): void {
+  const extraHosts = deps.config.providerApiBaseExtraHosts;
+  const errors = adapter.configErrors?.(config, sandbox, 'body/config', extraHosts) ?? [];
+  if (!errors.length && !sandbox && adapter.apiHosts) errors.push(...apiBaseHostErrors(config, adapter.apiHosts, extraHosts, 'body/config'));
+  if (errors.length) throw ApiError.validation(errors);
+}
+
 export const paymentProviderRoutes = [
   defineRoute({
     method: 'post',
     path: '/payment-providers',
     tag: 'Payment providers',
-    summary: 'Register a payment provider in the live or the sandbox environment (system actor only)',
+    summary: 'Register a payment provider in the live or the sandbox environment (platform-scoped system token only)',
     permission: null,
     errors: ['unknown_provider_adapter'],
     systemOnly: true,
+    // The payment providers are the platform's, shared by every workspace: a workspace's system token acts
+    // for that workspace's accounts, and would otherwise decide where every tenant's money goes.
+    platform: 'required',
     status: 201,
     message: 'Payment provider created',
     query: Obj({ sandbox_mode: Type.Optional(Type.Boolean({ description: 'true: the sandbox environment; else live' })) }),
@@ -77,8 +94,7 @@ export const paymentProviderRoutes = [
         });
       }
       const adapter = catalogueEntry(body.identifier);
-      const configErrors = adapter.configErrors?.(body.config ?? {}, query.sandbox_mode === true, 'body/config') ?? [];
-      if (configErrors.length) throw ApiError.validation(configErrors);
+      checkProviderConfig(deps, adapter, body.config ?? {}, query.sandbox_mode === true);
       const schemas: Record<string, unknown> = { ...(body.schemas ?? {}) };
       if (schemas.credentials === undefined) {
         schemas.credentials = adapter.credentialsSchema;
@@ -126,6 +142,7 @@ export const paymentProviderRoutes = [
     tag: 'Payment providers',
     summary: 'List the payment providers of the caller\'s environment, with their methods',
     permission: 'routing:read',
+    platform: 'allowed',
     message: 'Payment providers retrieved',
     query: Obj({
       sandbox_mode: Type.Optional(Type.Boolean({ description: 'system actor only, without account_id: which environment to list' })),

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { deleteGuestCustomer, findAccountCustomer, insertGuestCustomer } from '../../db/customers';
 import type { Environment } from '../../db/environments';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { findPayment, listPayments, paymentById, readPayment, type PaymentListStart } from '../../db/payments';
+import { findPayment, listPayments, paymentById, readPayment } from '../../db/payments';
 import { newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
 import { isAlreadyStarted } from '../../workflows/client';
@@ -17,10 +17,12 @@ import type { ApiDeps } from '../deps';
 import { ApiError, withArticle } from '../errors';
 import { commandOptions, reserveResourceId } from '../middleware/idempotency';
 import { PaymentOrCheckoutSchema, PaymentSchema, PaymentStatusSchema } from '../resources/payments';
+import { listStart, paginationError } from '../pagination';
 import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
 import { findVisible } from './environment-lookup';
 import { CardBody, cardForConfirm, unusablePaymentMethod } from './payment-cards';
+import { checkReturnUrlHost, sealedConfirm, sealedStart, sealOf } from './payment-seals';
 import { presentCheckoutPayment, presentPayments, requireIncludes, respondWithPayment } from './payment-views';
 
 const Routing = Obj({
@@ -160,27 +162,6 @@ async function runCreate(deps: ApiDeps, input: PaymentInput, confirm: ConfirmInp
   }
 }
 
-/**
- * 422 `invalid_pagination`: each parameter is well-formed (the schema passed it), but together or for
- * this account they name no place in the list.
- */
-function paginationError(path: string, message: string): ApiError {
-  return new ApiError('invalid_pagination', `${path}: ${message}`, { fields: [{ path, message }] });
-}
-
-/** Where a payments list starts: one cursor at most, and a cursor leaves no page number to go to. */
-function listStart(query: { page?: number; starting_after?: string; ending_before?: string }): PaymentListStart {
-  const { page, starting_after: after, ending_before: before } = query;
-  if (after !== undefined && before !== undefined) {
-    throw paginationError('query/ending_before', 'give starting_after or ending_before, not both');
-  }
-  if ((after ?? before) !== undefined && page !== undefined) {
-    throw paginationError('query/page', 'not with starting_after or ending_before');
-  }
-  if (after !== undefined) return { startingAfter: after };
-  if (before !== undefined) return { endingBefore: before };
-  return { page: page ?? 1 };
-}
 
 export const paymentRoutes = [
   defineRoute({
@@ -209,6 +190,7 @@ export const paymentRoutes = [
         throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
       }
       checkReturnUrl(body.return_url, env);
+      await checkReturnUrlHost(deps, scope.account.id, body.return_url);
       if (body.customer_id) {
         const customer = await findAccountCustomer(deps.db, env, scope.account.id, body.customer_id);
         if (!customer) throw ApiError.validation([{ path: 'body/customer_id', message: 'no such customer in this account' }]);
@@ -247,7 +229,9 @@ export const paymentRoutes = [
         }, body);
         vaulted = card.vaulted;
         // routing and installments are the payment's own (as on a plain create); the walk reads them from its row.
-        confirmInput = { paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal), ...(body.return_url ? { returnUrl: body.return_url } : {}) };
+        confirmInput = sealedConfirm(deps, paymentId, {
+          paymentMethodId: card.paymentMethodId, context: workflowContext(ctx, principal), ...(body.return_url ? { returnUrl: body.return_url } : {}),
+        });
       }
 
       const guestWritten = await writeGuest();
@@ -276,7 +260,7 @@ export const paymentRoutes = [
         context: workflowContext(ctx, principal),
       };
       // A guest with a card saved to it stays (the card refers to it) if the workflow never starts.
-      const result = await runCreate(deps, input, confirmInput, { vaulted, guestId: guestWritten && !savedToGuest ? guestCustomer?.id : undefined });
+      const result = await runCreate(deps, sealedStart(deps, input), confirmInput, { vaulted, guestId: guestWritten && !savedToGuest ? guestCustomer?.id : undefined });
       if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
       // The payment as the walk left it: the answer, and which card it kept.
       const row = await readPayment(deps.db, env, paymentId);
@@ -322,6 +306,7 @@ export const paymentRoutes = [
       }
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
       checkReturnUrl(body.return_url, env);
+      await checkReturnUrlHost(deps, payment.account_id, body.return_url);
       // Refused before a card is vaulted; the workflow's validator says the same against its own state.
       if (!allows('confirm', payment.status)) {
         throw new ApiError('invalid_state', `${withArticle(payment.status)} payment cannot be confirmed.`, { status: payment.status });
@@ -333,10 +318,10 @@ export const paymentRoutes = [
       }, body);
       let result: CommandResult;
       try {
-        result = await confirmPayment(await deps.temporal(), payment.id, {
+        result = await confirmPayment(await deps.temporal(), payment.id, sealedConfirm(deps, payment.id, {
           paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal),
           ...(body.return_url ? { returnUrl: body.return_url } : {}),
-        }, statusOf(deps, env), commandOptions(ctx));
+        }), statusOf(deps, env), commandOptions(ctx));
       } catch (err) {
         // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.
         if (vaulted && err instanceof ApiError && err.reason === 'invalid_state') await eraseSingleUseCards(deps.db, env, payment.id, vaulted);
@@ -368,7 +353,8 @@ export const paymentRoutes = [
     response: PaymentSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
-      await capturePayment(await deps.temporal(), payment.id, { amount: body.amount, context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
+      const seal = sealOf(deps, { kind: 'capture', paymentId: payment.id, amount: body.amount });
+      await capturePayment(await deps.temporal(), payment.id, { amount: body.amount, seal, context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
   }),
@@ -387,7 +373,9 @@ export const paymentRoutes = [
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
       // Stored and shown lower-case, whichever spelling was sent.
-      await cancelPayment(await deps.temporal(), payment.id, { reason: body.reason?.toLowerCase(), context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
+      const reason = body.reason?.toLowerCase();
+      const seal = sealOf(deps, { kind: 'cancel', paymentId: payment.id, reason });
+      await cancelPayment(await deps.temporal(), payment.id, { reason, seal, context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },
   }),

@@ -1,15 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { createFee, createRoutingRule, deleteFee, deleteRoutingRule, listRoutingRules, updateRoutingRule } from '../../db/fees-and-rules';
-import type { Db } from '../../db/knex';
 import {
-  createProviderConfig, deleteProviderConfig, findPaymentProvider, findProviderConfig, isMethodOfProvider, listProviderConfigs,
+  createProviderConfig, deleteProviderConfig, findProviderConfig, isMethodOfProvider, listProviderConfigs,
   MaskedProviderConfig, updateProviderConfig, withFeesAndRules,
 } from '../../db/providers';
-import { compileCredentialsSchema, credentialsErrors } from '../../lib/providers/credentials';
-import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import { Conditions, validateConditions } from '../../lib/routing/conditions';
-import type { Access } from '../auth/access';
+import type { Access, AccountScope } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import {
@@ -19,6 +16,7 @@ import {
 import { defineRoute } from '../route';
 import { Currency, FreeForm, Obj, RuleConditions } from '../schemas';
 import { findVisible } from './environment-lookup';
+import { checkCredentials, requireCredentialsRight } from './provider-credentials';
 
 const CONFIG = 'payment provider config';
 const TAG = 'Payment provider configs';
@@ -31,28 +29,11 @@ const Credentials = Type.Object({}, {
 /** fees.volume_fee is numeric(8,4). */
 const VOLUME_FEE_DECIMALS = 4;
 
-/** A non-deleted config the caller may see, with its environment; 404 otherwise. */
-async function findConfig(deps: ApiDeps, access: Access, id: string): Promise<{ row: MaskedProviderConfig; env: Environment }> {
+/** A non-deleted config the caller may see, with its environment and the caller's scope on it; 404 otherwise. */
+async function findConfig(deps: ApiDeps, access: Access, id: string): Promise<{ row: MaskedProviderConfig; env: Environment; scope: AccountScope }> {
   const found = await findVisible(access, CONFIG, (env) => findProviderConfig(deps.db, deps.vault, env, id));
   if (found.row.deleted) throw ApiError.notFound(CONFIG);
   return found;
-}
-
-/** 400 with paths under body/credentials when the credentials break the provider's credentials schema. */
-async function checkCredentials(db: Db, env: Environment, providerId: string, credentials: unknown): Promise<void> {
-  const provider = await findPaymentProvider(db, env, providerId);
-  if (!provider) throw ApiError.notFound('payment provider');
-  const schema = provider.schemas?.credentials
-    ?? (isAdapterIdentifier(provider.identifier) ? catalogueEntry(provider.identifier).credentialsSchema : undefined);
-  if (schema === undefined) return;
-  const compiled = compileCredentialsSchema(schema);
-  // Schemas are compiled when a provider is registered, so this is a broken row, not a bad request.
-  if (!compiled.ok) throw new Error(`payment provider ${providerId} has an invalid credentials schema: ${compiled.error}`);
-  const errors = credentialsErrors(compiled.validate, credentials, 'body/credentials');
-  if (!errors.length && isAdapterIdentifier(provider.identifier)) {
-    errors.push(...catalogueEntry(provider.identifier).credentialsErrors?.(credentials as Record<string, unknown>, env === 'sandbox', 'body/credentials') ?? []);
-  }
-  if (errors.length) throw ApiError.validation(errors);
 }
 
 /** A config as its response: with its fees and rules (credentials come masked from the store). */
@@ -79,7 +60,7 @@ export const providerConfigRoutes = [
     method: 'post',
     path: '/payment-provider-configs',
     tag: TAG,
-    summary: 'Connect the account to a payment provider with its credentials',
+    summary: 'Connect the account to a payment provider with its credentials (live: provider:credentials:write)',
     permission: 'routing:write',
     errors: ['not_found'],
     status: 201,
@@ -92,7 +73,9 @@ export const providerConfigRoutes = [
     }),
     response: ProviderConfigSchema,
     async handler({ body, access, deps }) {
-      const { account, environment: env } = await access.forAccount();
+      const scope = await access.forAccount();
+      const { account, environment: env } = scope;
+      requireCredentialsRight(access, scope, env);
       await checkCredentials(deps.db, env, body.payment_provider_id, body.credentials);
       const config = await createProviderConfig(deps.db, deps.vault, env, {
         accountId: account.id,
@@ -139,7 +122,7 @@ export const providerConfigRoutes = [
     method: 'put',
     path: '/payment-provider-configs/:id',
     tag: TAG,
-    summary: 'Update a provider config; credentials, when given, replace the stored ones whole',
+    summary: 'Update a provider config; credentials, when given, replace the stored ones whole (live: provider:credentials:write)',
     permission: 'routing:write',
     message: 'Payment provider config updated',
     params: ConfigParams,
@@ -150,8 +133,11 @@ export const providerConfigRoutes = [
     }, { minProperties: 1 }),
     response: ProviderConfigSchema,
     async handler({ params, body, access, deps }) {
-      const { row, env } = await findConfig(deps, access, params.id);
-      if (body.credentials !== undefined) await checkCredentials(deps.db, env, row.payment_provider_id, body.credentials);
+      const { row, env, scope } = await findConfig(deps, access, params.id);
+      if (body.credentials !== undefined) {
+        requireCredentialsRight(access, scope, env);
+        await checkCredentials(deps.db, env, row.payment_provider_id, body.credentials);
+      }
       const updated = await updateProviderConfig(deps.db, deps.vault, env, row.id, {
         name: body.name, merchantCapabilities: body.merchant_capabilities, credentials: body.credentials,
       });

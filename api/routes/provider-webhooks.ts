@@ -6,6 +6,7 @@ import { markProviderEventDelivered, recordProviderEvent, type ProviderEventDeli
 import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } from '../../db/providers';
 import { findRefundWithCharge } from '../../db/refunds';
 import { looksLikeId, newId } from '../../lib/ids';
+import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import { logger } from '../../lib/logger';
 import { storableJson } from '../../lib/storable-text';
 import { getAdapter } from '../../activities/providers/registry';
@@ -17,6 +18,7 @@ import { refundWorkflowId } from '../../workflows/refunds/contract';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { BODY_LIMIT } from '../middleware/body';
+import { providerEventsWrongMode } from '../middleware/metrics';
 import { providerWebhookLimits } from '../middleware/rate-limit';
 
 /** Where a provider webhook route lives; `webhook_url` on a config is PUBLIC_URL + this + the config id. */
@@ -42,8 +44,6 @@ async function targetOf(deps: ApiDeps, opened: Opened, event: ProcessorEvent): P
   const { env } = opened;
   const configId = opened.config.id;
   if (!event.operation || !event.outcome) return undefined;
-  // A live-mode event (real money) settles nothing in a sandbox account, whatever it names.
-  if (env === 'sandbox' && event.live === true) return undefined;
   if (event.operation === 'refund') {
     if (!event.refundId) return undefined;
     const found = await findRefundWithCharge(deps.db, env, event.refundId);
@@ -129,10 +129,38 @@ export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
   }
 }
 
+type WrongMode = 'test_event_on_live_config' | 'live_event_on_sandbox_config';
+
+/**
+ * Why an event's mode is not its config's, if it is not: a live-mode event (real money) is nothing to a
+ * sandbox account, and a test-mode one nothing to a live account — there test cards "succeed", and a
+ * test webhook aimed at a live config would settle real payments with them. A live config of a processor
+ * whose events always say their mode (lib/providers: eventsStateMode) takes only those that say live.
+ */
+function wrongModeOf(opened: Opened, event: ProcessorEvent): WrongMode | undefined {
+  if (opened.env === 'sandbox') return event.live === true ? 'live_event_on_sandbox_config' : undefined;
+  const { identifier } = opened.provider;
+  const statesMode = isAdapterIdentifier(identifier) && catalogueEntry(identifier).eventsStateMode === true;
+  return statesMode && event.live !== true ? 'test_event_on_live_config' : undefined;
+}
+
+/**
+ * An event of the wrong mode is refused: it settles nothing (stored, as any verified event, with no
+ * target) and is counted and logged; the processor still gets its usual answer, since a 4xx would only make
+ * it send the same event again for days, and Stripe then disables the endpoint, live events included.
+ */
+function refusedForMode(opened: Opened, event: ProcessorEvent): boolean {
+  const reason = wrongModeOf(opened, event);
+  if (!reason) return false;
+  providerEventsWrongMode.inc({ provider: opened.provider.identifier, reason });
+  logger.warn({ provider_config_id: opened.config.id, provider: opened.provider.identifier, processor_event_id: event.eventId, reason }, 'provider webhook: event of the wrong mode refused');
+  return true;
+}
+
 /** Stores one event (once) and signals its workflow, unless an earlier delivery of it did. */
 async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Promise<void> {
   const { env } = opened;
-  const target = await targetOf(deps, opened, event);
+  const target = refusedForMode(opened, event) ? undefined : await targetOf(deps, opened, event);
   const { row, inserted } = await recordProviderEvent(deps.db, env, {
     id: newId('pev'),
     payment_provider_config_id: opened.config.id,

@@ -97,6 +97,8 @@ export function client(session: Session) {
     /** Per provider config: totals, the circuit now and a series over [from, to) by `interval`. */
     providerAnalytics: (range: { from: string; to: string; interval: ProviderAnalytics['interval'] }) =>
       get<ProviderAnalytics>('/analytics/providers', { account_id: accountId, ...range }),
+    /** The account's audit trail, newest first (needs audit:read: OWNER and ADMIN). */
+    auditEvents: (query: Query) => list<AuditEvent>('/audit-events', query),
     recover: (id: string, since: string, until?: string) => call<{ recovered: number }>(token, 'POST', `/webhook-endpoints/${encodeURIComponent(id)}/recover`, {}, { since, ...(until ? { until } : {}) }).then((r) => r.data),
   };
 }
@@ -157,4 +159,10 @@ export interface WebhookDelivery {
   attempt_count: number; replay_count: number; next_attempt_at: string | null; last_attempt_at: string | null;
   last_status_code: number | null; last_error: string | null; succeeded_at: string | null; dead_lettered_at: string | null;
   created_at: string; attempts?: WebhookAttempt[];
+}
+
+export interface AuditEvent {
+  id: string; account_id: string | null; actor_type: string; actor_id: string; api_key_id: string | null; user_id: string | null;
+  ip: string | null; user_agent: string | null; request_id: string | null; action: string; resource_type: string;
+  resource_id: string | null; changes: Record<string, unknown>; seq: number; prev_hash: string | null; hash: string; created_at: string;
 }

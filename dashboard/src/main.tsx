@@ -10,6 +10,7 @@ import { Webhooks } from './views/webhooks';
 import { EndpointDetail } from './views/endpoint';
 import { DeliveryDetail } from './views/delivery';
 import { Providers } from './views/providers';
+import { AuditLog } from './views/audit';
 import './styles.css';
 
 function App() {
@@ -46,13 +47,14 @@ function App() {
   const expired = () => signOut('Your session ended (the credential was rejected). Sign in again.');
   const { path, query } = location;
   let view;
-  let section: 'payments' | 'webhooks' | 'providers' = 'payments';
+  let section: 'payments' | 'webhooks' | 'providers' | 'audit' = 'payments';
   let params: Record<string, string> | null;
   if ((params = match('/payments/:id', path))) view = <PaymentDetail api={api} id={params.id} onUnauthorized={expired} />;
   else if ((params = match('/webhooks/endpoints/:id', path))) { section = 'webhooks'; view = <EndpointDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if ((params = match('/webhooks/deliveries/:id', path))) { section = 'webhooks'; view = <DeliveryDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if (path === '/webhooks') { section = 'webhooks'; view = <Webhooks api={api} query={query} onUnauthorized={expired} />; }
   else if (path === '/providers') { section = 'providers'; view = <Providers api={api} query={query} onUnauthorized={expired} />; }
+  else if (path === '/audit') { section = 'audit'; view = <AuditLog api={api} query={query} onUnauthorized={expired} />; }
   else view = <PaymentList api={api} query={query} onUnauthorized={expired} />;
 
   return (
@@ -63,6 +65,7 @@ function App() {
           <Link to="/payments" class={section === 'payments' ? 'active' : ''}>Payments</Link>
           <Link to="/webhooks" class={section === 'webhooks' ? 'active' : ''}>Webhooks</Link>
           <Link to="/providers" class={section === 'providers' ? 'active' : ''}>Providers</Link>
+          <Link to="/audit" class={section === 'audit' ? 'active' : ''}>Audit log</Link>
         </nav>
         <div class="who">
           {account ? (

@@ -13,6 +13,8 @@ import * as idempotencyOwner from './012_idempotency_owner';
 import * as needsAttention from './013_needs_attention';
 import * as paymentVersion from './014_payment_version';
 import * as keyLifecycle from './015_key_lifecycle';
+import * as auditEvents from './016_audit_events';
+import * as adminPermissions from './018_admin_permissions';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -32,6 +34,8 @@ const MIGRATIONS: [string, Migration][] = [
   ['013_needs_attention', needsAttention],
   ['014_payment_version', paymentVersion],
   ['015_key_lifecycle', keyLifecycle],
+  ['016_audit_events', auditEvents],
+  ['018_admin_permissions', adminPermissions],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

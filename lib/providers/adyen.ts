@@ -3,7 +3,7 @@
 // Pure: the adapter is activities/providers/adyen/.
 
 import { Static, Type } from '@sinclair/typebox';
-import { apiBaseErrors } from './api-base';
+import { apiBaseErrors, type ExtraApiHost } from './api-base';
 import type { SchemaFieldError } from './credentials';
 import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
 import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
@@ -15,6 +15,13 @@ export const ADYEN_CHECKOUT_VERSION = 'v71';
 
 /** Adyen's test Checkout API, for sandbox configs (the adapter appends `/v71/…`). */
 export const ADYEN_TEST_API_BASE = 'https://checkout-test.adyen.com';
+
+/**
+ * Adyen's live Checkout hosts (`{PREFIX}-checkout-live.adyenpayments.com`, the OpenAPI's live servers):
+ * where a live provider's api_base may point. The test host is not among them: a live provider sending to
+ * it would have test cards approved for real orders.
+ */
+export const ADYEN_LIVE_API_HOSTS = ['*-checkout-live.adyenpayments.com'] as const;
 
 /** Adyen's live Checkout API: a host of the merchant's company account, named by its prefix. */
 export function adyenLiveApiBase(liveUrlPrefix: string): string {
@@ -44,14 +51,30 @@ export const ADYEN_CAPABILITIES: ProviderCapabilities = { ...cardProcessorCapabi
 
 export const ADYEN_DEFAULT_METHODS: readonly MethodTemplate[] = cardMethodTemplates(ADYEN_IDENTIFIER, false);
 
+/** The errors of an adyen provider's `config` (paths below `root`): `api_base` as for every connector. */
+export function adyenConfigErrors(
+  config: Record<string, unknown>, sandbox: boolean, root: string, extraHosts: readonly ExtraApiHost[] = [],
+): SchemaFieldError[] {
+  return apiBaseErrors(config, sandbox, root, `/${ADYEN_CHECKOUT_VERSION}/…`, extraHosts);
+}
+
 /**
- * The errors of an adyen provider's `config` (paths below `root`): `api_base` as for every connector.
- * That a live config needs `live_url_prefix` when the provider has no api_base cannot be checked on the
- * credentials (their schema does not know the environment): the adapter answers such a call with a
- * transport error, `live_url_prefix missing`, before sending anything.
+ * Adyen's keys do not say their environment; `live_url_prefix` does (it names live endpoints only). A
+ * sandbox config refuses one: its payments would go to the live platform. A live config needs one,
+ * unless its provider's api_base (a proxy) stands in for it: without, it has no live endpoint at all.
  */
-export function adyenConfigErrors(config: Record<string, unknown>, sandbox: boolean, root: string): SchemaFieldError[] {
-  return apiBaseErrors(config, sandbox, root, `/${ADYEN_CHECKOUT_VERSION}/…`);
+export function adyenCredentialsErrors(
+  credentials: Record<string, unknown>, sandbox: boolean, root: string, providerConfig: Record<string, unknown> = {},
+): SchemaFieldError[] {
+  const path = `${root}/live_url_prefix`;
+  const prefix = credentials.live_url_prefix;
+  if (sandbox && prefix !== undefined) {
+    return [{ path, message: 'must be absent in a sandbox account: it names a live endpoint, where payments move real money' }];
+  }
+  if (!sandbox && prefix === undefined && typeof providerConfig.api_base !== 'string') {
+    return [{ path, message: 'is required in a live account (Customer Area › Developers › API URLs): without it there is no live endpoint' }];
+  }
+  return [];
 }
 
 export const ADYEN_CATALOGUE: ProviderCatalogueEntry = {
@@ -61,4 +84,7 @@ export const ADYEN_CATALOGUE: ProviderCatalogueEntry = {
   defaultMethods: ADYEN_DEFAULT_METHODS,
   credentialsSchema: AdyenCredentialsSchema,
   configErrors: adyenConfigErrors,
+  apiHosts: ADYEN_LIVE_API_HOSTS,
+  eventsStateMode: true,
+  credentialsErrors: adyenCredentialsErrors,
 };

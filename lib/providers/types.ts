@@ -45,12 +45,28 @@ export interface ProviderCatalogueEntry {
   readonly credentialsSchema: Record<string, unknown>;
   /**
    * The field errors of a provider's `config` as the system actor registers it (paths below `root`),
-   * for adapters that read something from it (e.g. stripe's `api_base`). Absent: any object goes.
+   * for adapters that read something from it (e.g. stripe's `api_base`; `extraHosts`: the operator's
+   * PROVIDER_API_BASE_EXTRA_HOSTS). Absent: any object goes.
    */
-  readonly configErrors?: (config: Record<string, unknown>, sandbox: boolean, root: string) => { path: string; message: string }[];
+  readonly configErrors?: (
+    config: Record<string, unknown>, sandbox: boolean, root: string, extraHosts?: readonly { host: string; port?: number }[],
+  ) => { path: string; message: string }[];
+  /**
+   * The processor's own API hosts, where a live provider's `config.api_base` may point (lib/providers/api-base.ts):
+   * an exact host, or `*-suffix` / `*.suffix` for one DNS label before the suffix. Absent: the adapter reads no api_base.
+   */
+  readonly apiHosts?: readonly string[];
+  /**
+   * The processor's every notification says whether it is of its live mode (Stripe's signed `livemode`,
+   * Adyen's `live`): a live config then takes only events that say live (ProcessorEvent.live).
+   */
+  readonly eventsStateMode?: boolean;
   /**
    * The field errors of a config's `credentials` (already valid by the schema) for the environment it is
-   * made in (paths below `root`): credentials that would move real money have no place in a sandbox.
+   * made in (paths below `root`): a live config takes live credentials only, a sandbox config test ones
+   * only. `providerConfig` is the provider's `config` (an adapter may read it, e.g. adyen's api_base).
    */
-  readonly credentialsErrors?: (credentials: Record<string, unknown>, sandbox: boolean, root: string) => { path: string; message: string }[];
+  readonly credentialsErrors?: (
+    credentials: Record<string, unknown>, sandbox: boolean, root: string, providerConfig?: Record<string, unknown>,
+  ) => { path: string; message: string }[];
 }

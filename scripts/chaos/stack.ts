@@ -60,7 +60,7 @@ export async function startChaosStack(opts: ChaosStackOptions): Promise<ChaosSta
       ...process.env,
       NODE_ENV: 'development', LOG_LEVEL: 'warn', DATABASE_URL: databases.url, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
       TEMPORAL_NAMESPACE: 'default', SIMULATOR_URL: simulatorUrl, SB_DATA_DIR: config.dataDir, JWT_SECRET: config.jwt.secret,
-      SYSTEM_JWT_SECRET: config.jwt.systemSecret, VAULT_KEY: config.vaultKey, API_KEY_PEPPER: config.apiKeyPepper,
+      SYSTEM_JWT_SECRET: config.jwt.systemSecret, VAULT_KEYS: config.vaultKeys, API_KEY_PEPPER: config.apiKeyPepper,
       WEBHOOK_ALLOW_PRIVATE: 'true', WORKFLOW_BUNDLE_PATH: bundlePath,
       // Two workers on one machine: a fixed metrics port would be taken twice.
       WORKER_METRICS_PORT: '0',

@@ -52,7 +52,7 @@ function dataOf(answer: Answer, call: string): Record<string, unknown> {
  */
 export async function setUpMerchant(client: RetryingClient, config: Config, receiverUrl: string, run: string): Promise<Merchant> {
   const user = signDevToken(config, { user: `usr_${run}`, workspace: `ws_${run}` });
-  const system = signDevToken(config, { user: `usr_${run}_system`, workspace: `ws_${run}`, system: true });
+  const system = signDevToken(config, { user: `usr_${run}_system`, system: true });
   const account = dataOf(await client.send('POST', '/accounts', user, { name: 'Chaos', country: 'US', currency: 'USD' }), 'create the account');
   const secretKey = (account.api_keys as { type: string; key: string }[]).find((k) => k.type === 'SECRET')!.key;
   const provider = dataOf(await client.send('POST', '/payment-providers', system, { name: 'Sandbox', identifier: 'sandbox' }), 'create the provider');

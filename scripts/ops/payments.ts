@@ -4,11 +4,12 @@ import ms from 'ms';
 import { chargesOfPayments, findPayment, needingAttention } from '../../db/payments';
 import { latestRoutingPlanOf } from '../../db/routing-plans';
 import { ApiError } from '../../lib/errors';
+import { Vault } from '../../lib/vault';
 import { isNotFound, temporalUiLink } from '../../workflows/client';
 import {
   cancelPayment, describePayment, paymentState, paymentWorkflowLink, PaymentWorkflowClosedError, processingPaymentWorkflows,
 } from '../../workflows/payments/client';
-import type { PaymentState } from '../../workflows/payments/contract';
+import { PAYMENT_SEAL_PURPOSE, paymentCommand, type PaymentState } from '../../workflows/payments/contract';
 import {
   age, type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, inEnvironments, iso, kv, money, notFound, onePositional, option,
   parseDuration, parseLimit, print, table, usage, withTimeout,
@@ -198,7 +199,10 @@ async function paymentsCancel(ctx: Ctx, args: Args): Promise<number> {
   const { row } = await findPaymentOrFail(ctx, id);
   let result;
   try {
-    result = await cancelPayment(await ctx.temporal(), id, { reason, context: { actor: { type: 'system', id: `ops:${operator()}` } } }, async () => row.status);
+    // Sealed as the API seals a cancel: the worker moves no money on an unsealed command.
+    const seal = new Vault(ctx.config.vaultKeys).seal(PAYMENT_SEAL_PURPOSE, paymentCommand({ kind: 'cancel', paymentId: id, reason }));
+    const input = { reason, seal, context: { actor: { type: 'system' as const, id: `ops:${operator()}` } } };
+    result = await cancelPayment(await ctx.temporal(), id, input, async () => row.status);
   } catch (err) {
     if (err instanceof PaymentWorkflowClosedError) throw failure(`Cannot cancel ${id}: its workflow has finished (the payment is ${row.status}).`);
     if (err instanceof ApiError && err.reason === 'invalid_state') throw failure(`Cannot cancel ${id}: ${err.message}`);

@@ -93,6 +93,7 @@ const expectInvalidState = (res: supertest.Response) => {
 
 const CASES: Record<string, Case> = {
   'GET /v1/accounts/{id}': { params: (x) => ({ id: x.account }), ok: 200 },
+  'PUT /v1/accounts/{id}/settings/return_url_hosts': { params: (x) => ({ id: x.account }), body: () => ({ hosts: ['shop.example.com'] }), ok: 200 },
 
   'POST /v1/customers': { body: () => ({ name: 'Grace' }), ok: 201 },
   'GET /v1/customers': { ok: 200 },
@@ -171,6 +172,7 @@ const CASES: Record<string, Case> = {
   'GET /v1/routing-settings': { ok: 200 },
   'PUT /v1/routing-settings': { body: () => ({ elimination: { min_attempts: 8 } }), ok: 200 },
   'GET /v1/analytics/providers': { ok: 200 },
+  'GET /v1/audit-events': { ok: 200 },
 
   'POST /v1/webhook-endpoints': { body: () => ({ url: receiver.url('/another') }), ok: 201 },
   'GET /v1/webhook-endpoints': { ok: 200 },

@@ -337,8 +337,8 @@ describe('payment methods (card vault)', () => {
     const stored = JSON.stringify(row);
     expect(stored).not.toContain('4242424242424242');
     expect(stored).not.toContain('"123"');
-    expect(row.pan_encrypted).toMatch(/^v1\./);
-    expect(row.cvc_encrypted).toMatch(/^v1\./);
+    expect(row.pan_encrypted).toMatch(/^v2\.k0\./);
+    expect(row.cvc_encrypted).toMatch(/^v2\.k0\./);
     expect(row.card_fingerprint).toBe(stack.deps.vault.fingerprint('4242424242424242'));
 
     // The same card again has the same fingerprint.

@@ -10,6 +10,8 @@ import {
 // its tokens come from a key of its own: whoever can sign user tokens cannot mint one.
 const provider = () => ({ name: 'Sandbox processor', identifier: 'sandbox' });
 const claims = () => ({ sub: unique('usr_sys'), workspace_id: unique('ws_sys') });
+/** A platform token's claims: no workspace (the only system token that registers payment providers). */
+const platformClaims = () => ({ sub: unique('usr_sys') });
 
 function expectInvalidToken(res: supertest.Response) {
   expect(res.status, JSON.stringify(res.body)).toBe(401);
@@ -22,8 +24,35 @@ describe('system actor tokens (HS256)', () => {
   afterAll(async () => { await stack.close(); });
 
   it('are accepted when signed with SYSTEM_JWT_SECRET', async () => {
-    const res = await stack.http.post('/v1/payment-providers').set(bearer(signSystemToken(claims()))).send(provider());
+    const res = await stack.http.post('/v1/payment-providers').set(bearer(signSystemToken(platformClaims()))).send(provider());
     expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect((await stack.http.get('/v1/accounts').set(bearer(signSystemToken(claims())))).status).toBe(200);
+  });
+
+  it('without a workspace are the platform\'s: still refused from the users\' key, and without sub or exp', async () => {
+    const forged = jwt.sign({ ...platformClaims(), actor_type: 'system' }, TEST_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 });
+    expectInvalidToken(await stack.http.post('/v1/payment-providers').set(bearer(forged)).send(provider()));
+    // A user token must still name its workspace.
+    expectInvalidToken(await stack.http.get('/v1/accounts').set(bearer(jwt.sign(platformClaims(), TEST_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 }))));
+    const noSub = jwt.sign({ actor_type: 'system' }, TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256', expiresIn: 600 });
+    const noExp = jwt.sign({ ...platformClaims(), actor_type: 'system' }, TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256' });
+    const emptyWorkspace = signSystemToken({ ...platformClaims(), workspace_id: '' });
+    for (const token of [noSub, noExp, emptyWorkspace]) expectInvalidToken(await stack.http.post('/v1/payment-providers').set(bearer(token)).send(provider()));
+  });
+
+  it('without a workspace act on the payment providers only, and a workspace\'s system token registers none', async () => {
+    const platform = bearer(signSystemToken(platformClaims()));
+    expect((await stack.http.get('/v1/payment-providers').set(platform)).status).toBe(200);
+    for (const res of [
+      await stack.http.get('/v1/accounts').set(platform),
+      await stack.http.post('/v1/accounts').set(platform).send({ name: 'Shop', country: 'US', currency: 'USD', timezone: 'UTC' }),
+    ]) {
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.details).toMatchObject({ reason: 'insufficient_permissions', required: 'workspace_token' });
+    }
+    const workspace = await stack.http.post('/v1/payment-providers').set(bearer(signSystemToken(claims()))).send(provider());
+    expect(workspace.status, JSON.stringify(workspace.body)).toBe(403);
+    expect(workspace.body.error.details).toMatchObject({ reason: 'insufficient_permissions', required: 'platform_token' });
   });
 
   it('act on every account of their workspace and on no other workspace\'s', async () => {
@@ -95,7 +124,7 @@ describe('system actor tokens (RS256/ES256 with SYSTEM_JWT_PUBLIC_KEY)', () => {
 
   it('accepts a system token signed with the system key only, never with the users\' key (JWT_PUBLIC_KEY)', async () => {
     const sign = (key: typeof users.privateKey, body: object) => jwt.sign(body, key, { algorithm: 'ES256', expiresIn: 600 });
-    const good = await stack.http.post('/v1/payment-providers').set(bearer(sign(system.privateKey, { ...claims(), actor_type: 'system' }))).send(provider());
+    const good = await stack.http.post('/v1/payment-providers').set(bearer(sign(system.privateKey, { ...platformClaims(), actor_type: 'system' }))).send(provider());
     expect(good.status, JSON.stringify(good.body)).toBe(201);
     expectInvalidToken(await stack.http.post('/v1/payment-providers').set(bearer(sign(users.privateKey, { ...claims(), actor_type: 'system' }))).send(provider()));
     // Users sign with theirs; the system key signs no user.

@@ -131,7 +131,7 @@ describe('traces', () => {
   it('records no secret and no card data in any span', async () => {
     await tracedPayment('req_trace_secrets', { metadata: { order: 'o-1' } });
     const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, resource: s.resource.attributes })));
-    for (const secret of [f.merchant.secretKey, f.merchant.token, CARDS.visa, 'sim_primary_key_0001', 's3cr3t-path-token', 's3cr3t-query-token', stack.config.vaultKey]) {
+    for (const secret of [f.merchant.secretKey, f.merchant.token, CARDS.visa, 'sim_primary_key_0001', 's3cr3t-path-token', 's3cr3t-query-token', ...stack.config.vaultKeys.split(',').map((e) => e.slice(e.indexOf(':') + 1))]) {
       expect(everything).not.toContain(secret);
     }
     expect(everything).not.toMatch(/Bearer /);

@@ -16,7 +16,9 @@ import { validateCard, ValidCard } from '../../lib/cards';
 import { newId } from '../../lib/ids';
 import { createActivities } from '../../activities';
 import { TASK_QUEUES } from '../../workflows/contract';
-import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId } from '../../workflows/payments/contract';
+import {
+  CommandResult, CreateInput, PAYMENT_SEAL_PURPOSE, paymentCommand, type PaymentCommand, PaymentInput, paymentUpdates, paymentWorkflowId,
+} from '../../workflows/payments/contract';
 
 /**
  * Which card a payment may be charged with, and what a publishable key may see. A saved card belongs to
@@ -148,7 +150,7 @@ describe('confirming with a saved card', () => {
     expect(second.body.data.status).toBe('SUCCEEDED');
     const row = await pmRow(pm);
     expect(row.customer_id).toBe(buyer);
-    expect(row.pan_encrypted).toMatch(/^v1\./);
+    expect(row.pan_encrypted).toMatch(/^v2\.k0\./);
   });
 });
 
@@ -181,7 +183,7 @@ describe('confirming with a card given inline', () => {
     expect(first.body.data.status).toBe('SUCCEEDED');
     const pm = await paymentMethodOf(first.body.data.id);
     expect(await pmRow(pm)).toMatchObject({ customer_id: buyer, payment_id: null });
-    expect((await pmRow(pm)).pan_encrypted).toMatch(/^v1\./);
+    expect((await pmRow(pm)).pan_encrypted).toMatch(/^v2\.k0\./);
     const again = await pkConfirm(f.merchant, await newPayment(f.merchant, { customer_id: buyer }), { payment_method_id: pm });
     expect(again.body.data.status).toBe('SUCCEEDED');
     expectRefusedAtPaymentMethodId(await pkConfirm(f.merchant, await newPayment(f.merchant, { customer_id: await newCustomer(f.merchant) }), { payment_method_id: pm }));
@@ -232,7 +234,7 @@ describe('erasing the number of a single-use card', () => {
   it('when a payment is canceled with a card still bound to it', async () => {
     const paymentId = await newPayment(f.merchant);
     const row = await insertCard(stack.db, stack.deps.vault, 'production', { accountId: f.merchant.account.id, customerId: null, paymentId, card: validCard(CARDS.mastercard) });
-    expect((await pmRow(row.id)).pan_encrypted).toMatch(/^v1\./);
+    expect((await pmRow(row.id)).pan_encrypted).toMatch(/^v2\.k0\./);
     const canceled = await stack.http.post(`/v1/payments/${paymentId}/cancel`).set(bearer(f.merchant.secretKey)).send({});
     expect(canceled.body.data.status).toBe('CANCELED');
     expectErased(await pmRow(row.id), 'MASTERCARD', '4444');
@@ -318,6 +320,7 @@ describe('what a publishable key reads', () => {
 });
 
 describe('workflows re-check the payment method against Postgres', () => {
+  const sealOf = (command: PaymentCommand) => stack.deps.vault.seal(PAYMENT_SEAL_PURPOSE, paymentCommand(command));
   /**
    * Starts a payment workflow directly on Temporal, as someone who can reach it might, and confirms it with
    * `paymentMethodId`: by a `confirm` update, or inside the `create` update (`via: 'create'`).
@@ -331,13 +334,17 @@ describe('workflows re-check the payment method against Postgres', () => {
       metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000,
       context: { actor: { type: 'system', id: 'forger' } },
     };
+    // Sealed as the API would: these tests reach the card re-check behind the seal (sealed-commands.test.ts
+    // covers unsealed and altered commands).
+    input.seal = sealOf({ kind: 'start', paymentId, accountId: input.accountId, workspaceId: input.workspaceId, environment: 'production', customerId, amount: 4242, currency: 'USD', autoCapture: true });
+    const confirm = { paymentMethodId, seal: sealOf({ kind: 'confirm', paymentId, paymentMethodId }), context: input.context };
     const handle = await client.workflow.start('paymentWorkflow', { workflowId: paymentWorkflowId(paymentId), taskQueue: TASK_QUEUES.payments, args: [input] });
     if (via === 'create') {
-      await handle.executeUpdate<CommandResult, [CreateInput]>(paymentUpdates.create.name, { args: [{ confirm: { paymentMethodId, context: input.context } }] });
+      await handle.executeUpdate<CommandResult, [CreateInput]>(paymentUpdates.create.name, { args: [{ confirm }] });
       return paymentId;
     }
     await handle.executeUpdate(paymentUpdates.create.name);
-    await handle.executeUpdate(paymentUpdates.confirm, { args: [{ paymentMethodId, context: input.context }] });
+    await handle.executeUpdate(paymentUpdates.confirm, { args: [confirm] });
     return paymentId;
   }
 
@@ -389,9 +396,12 @@ describe('workflows re-check the payment method against Postgres', () => {
     await activities.createPaymentRecord({
       ...ref, amount: 1000, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId: buyer,
       metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, context,
+      seal: sealOf({ kind: 'start', ...ref, customerId: buyer, amount: 1000, currency: 'USD', autoCapture: true }),
     });
     // Planned with the buyer's own card; the attempt is then told another customer's.
-    const plan = await activities.planRoute({ ...ref, routingPlanId: newId('rp'), paymentMethodId: buyerCard, context });
+    const plan = await activities.planRoute({
+      ...ref, routingPlanId: newId('rp'), paymentMethodId: buyerCard, context, seal: sealOf({ kind: 'confirm', paymentId, paymentMethodId: buyerCard }),
+    });
     expect(plan.candidates.length).toBeGreaterThan(0);
     const before = await processorCalls();
     const result = await activities.authorizeCharge({

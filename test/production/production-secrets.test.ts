@@ -128,7 +128,7 @@ describe('the system actor\'s key', () => {
     const before = { jwtSecret: randomBytes(32).toString('base64'), vaultKey: randomBytes(32).toString('base64'), apiKeyPepper: randomBytes(32).toString('base64') };
     writeFileSync(join(older, 'secrets.json'), JSON.stringify(before));
     const upgraded = loadConfig({ NODE_ENV: 'development', SB_DATA_DIR: older });
-    expect(upgraded).toMatchObject({ vaultKey: before.vaultKey, apiKeyPepper: before.apiKeyPepper, jwt: { secret: before.jwtSecret } });
+    expect(upgraded).toMatchObject({ vaultKeys: `k0:${before.vaultKey}`, apiKeyPepper: before.apiKeyPepper, jwt: { secret: before.jwtSecret } });
     expect(upgraded.jwt.systemSecret).toEqual(expect.any(String));
     expect(JSON.parse(readFileSync(join(older, 'secrets.json'), 'utf8'))).toEqual({ ...before, systemJwtSecret: upgraded.jwt.systemSecret });
     expect(loadConfig({ NODE_ENV: 'development', SB_DATA_DIR: older }).jwt.systemSecret).toBe(upgraded.jwt.systemSecret);

@@ -52,7 +52,7 @@ describe('secrets hygiene', () => {
     const secrets: Record<string, string> = {
       'JWT secret': TEST_JWT_SECRET,
       'system JWT secret': TEST_SYSTEM_JWT_SECRET,
-      VAULT_KEY: stack.config.vaultKey,
+      VAULT_KEYS: stack.config.vaultKeys,
       API_KEY_PEPPER: stack.config.apiKeyPepper,
       'provider credential (primary)': 'sim_primary_key_0001',
       'provider credential (backup)': 'sim_backup_key_0002',

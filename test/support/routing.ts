@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
 import { bearer, Merchant, signSystemToken, TestStack, unique } from './stack';
 
-/** A token for the system actor (the only caller that may register payment providers). */
+/** A platform-scoped system token (no workspace): the only caller that may register payment providers. */
 export function systemToken(): string {
-  return signSystemToken({ sub: unique('usr_system'), workspace_id: unique('ws_system') });
+  return signSystemToken({ sub: unique('usr_system') });
 }
 
 /** A `sandbox`-adapter provider with the default catalogue, in the sandbox or the live environment. */

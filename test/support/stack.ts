@@ -110,8 +110,11 @@ export function signToken(claims: { sub: string; workspace_id: string; actor_typ
   return jwt.sign(claims, TEST_JWT_SECRET, { algorithm: 'HS256', expiresIn: 3600, ...options });
 }
 
-/** A system actor's token (`actor_type: "system"`), signed with SYSTEM_JWT_SECRET: the only key the API takes one from. */
-export function signSystemToken(claims: { sub: string; workspace_id: string }, options: jwt.SignOptions = {}): string {
+/**
+ * A system actor's token (`actor_type: "system"`), signed with SYSTEM_JWT_SECRET: the only key the API takes
+ * one from. Without workspace_id it is the platform's (the only one that may register payment providers).
+ */
+export function signSystemToken(claims: { sub: string; workspace_id?: string }, options: jwt.SignOptions = {}): string {
   return jwt.sign({ ...claims, actor_type: 'system' }, TEST_SYSTEM_JWT_SECRET, { algorithm: 'HS256', expiresIn: 3600, ...options });
 }
 
@@ -159,7 +162,8 @@ export function stackProcessEnv(stack: TestStack, name: string): NodeJS.ProcessE
     TEMPORAL_NAMESPACE: stack.config.temporal.namespace,
     JWT_SECRET: TEST_JWT_SECRET,
     SYSTEM_JWT_SECRET: TEST_SYSTEM_JWT_SECRET,
-    VAULT_KEY: stack.config.vaultKey,
+    VAULT_KEYS: stack.config.vaultKeys,
+    VAULT_KEY: undefined,
     API_KEY_PEPPER: stack.config.apiKeyPepper,
   };
 }

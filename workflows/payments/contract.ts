@@ -137,6 +137,11 @@ export interface PaymentInput {
    * shift them. Absent in histories from before, which replay the ids they minted from Math.random.
    */
   idStream?: boolean;
+  /**
+   * The API's seal of what the start decided (`paymentCommand` kind `start`): the first
+   * activity refuses a start without a valid one, so a workflow started by anyone else moves nothing.
+   */
+  seal?: string;
   context: RequestContext;
 }
 
@@ -148,6 +153,8 @@ export interface ConfirmInput {
   returnUrl?: string;
   installments?: number;
   routing?: RoutingHintsInput;
+  /** The API's seal of this confirm (`paymentCommand` kind `confirm`): the plan refuses a confirm without a valid one. */
+  seal?: string;
   context: RequestContext;
 }
 
@@ -158,8 +165,9 @@ export interface ConfirmInput {
  */
 export interface CreateInput { confirm?: ConfirmInput }
 
-export interface CaptureInput { amount?: number; context: RequestContext }
-export interface CancelInput { reason?: string; context: RequestContext }
+/** A capture or cancel, with the API's seal of it (`paymentCommand` kinds `capture`, `cancel`), checked before the processor is called. */
+export interface CaptureInput { amount?: number; seal?: string; context: RequestContext }
+export interface CancelInput { reason?: string; seal?: string; context: RequestContext }
 
 /** What an update answers: the status after it, and for confirm how the walk ended (if it did). */
 export interface CommandResult {
@@ -269,6 +277,8 @@ export interface PlanArgs extends PaymentRef {
   returnUrl?: string;
   installments?: number;
   routing?: RoutingHintsInput;
+  /** The confirm's seal (ConfirmInput.seal), checked before the plan is made. */
+  seal?: string;
   context: RequestContext;
 }
 
@@ -372,7 +382,10 @@ export function operationKey(chargeId: string, operation: 'capture' | 'void', se
   return sequence > 1 ? `${chargeId}:${operation}:${sequence}` : `${chargeId}:${operation}`;
 }
 
-export interface CaptureArgs extends PaymentRef, OperationSequence { chargeId: string; amount: number; context: RequestContext }
+/** A command as the update carried it (what its seal covers), for the activity to check before it calls the processor. */
+export interface SealedCommand { amount?: number; reason?: string; seal?: string }
+
+export interface CaptureArgs extends PaymentRef, OperationSequence { chargeId: string; amount: number; command?: SealedCommand; context: RequestContext }
 export interface CaptureResult {
   paymentStatus: PaymentStatus;
   capturedAmount: number;
@@ -383,7 +396,8 @@ export interface CaptureResult {
   declined?: { declineCode: string; message?: string };
 }
 
-export interface CancelArgs extends PaymentRef, OperationSequence { chargeId?: string; reason: string; context: RequestContext }
+/** `command`: the cancel update's, checked; absent when the workflow's own expiry cancels. */
+export interface CancelArgs extends PaymentRef, OperationSequence { chargeId?: string; reason: string; command?: SealedCommand; context: RequestContext }
 
 export interface CancelResult extends RecordedEvents {
   /** The processor only received the void: its notification completes the cancel (settleOperation). */
@@ -397,7 +411,7 @@ export interface ReconcileArgs extends AttemptArgs { notification?: ProviderEven
 export interface AuthenticationArgs extends AttemptArgs { notification?: ProviderEventSignal; returned?: boolean }
 
 /** An authentication given up: timed out (the payment FAILED), or the payment is being canceled. */
-export interface AbandonArgs extends AttemptArgs { reason: 'authentication_timeout' | 'canceled' }
+export interface AbandonArgs extends AttemptArgs { reason: 'authentication_timeout' | 'canceled'; command?: SealedCommand }
 
 /** The processor's notification about a pending capture or void, to be recorded. */
 export interface SettleArgs extends PaymentRef {
@@ -517,4 +531,50 @@ export interface PaymentActivities {
   reverseLateAuthorization(args: LateAuthorizationArgs): Promise<LateAuthorizationResult>;
   /** Flags the payment `needs_attention` and writes one `payment.needs_attention` notification. Idempotent. */
   flagPaymentNeedsAttention(args: NeedsAttentionArgs): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sealed commands (docs/security.md §16): what the API seals into a payment's start, confirm, capture
+// and cancel. The API seals `paymentCommand(...)` with the vault key (purpose PAYMENT_SEAL_PURPOSE); the
+// activity that moves money on it checks the seal before any processor call, so a workflow started or
+// updated by anyone else who reaches Temporal moves nothing. The workflow only carries the seals: it
+// has no key to check them with.
+
+export const PAYMENT_SEAL_PURPOSE = 'payment';
+
+/** The failure type of a command without a valid seal (non-retryable): nothing was written, nothing sent to a processor. */
+export const UNSEALED_COMMAND = 'unsealed_command';
+
+export type PaymentCommand =
+  | {
+    kind: 'start'; paymentId: string; accountId: string; workspaceId: string; environment: Environment;
+    customerId?: string; amount: number; currency: string; autoCapture: boolean;
+  }
+  | { kind: 'confirm'; paymentId: string; paymentMethodId: string; returnUrl?: string; installments?: number; routing?: RoutingHintsInput }
+  | { kind: 'capture'; paymentId: string; amount?: number }
+  | { kind: 'cancel'; paymentId: string; reason?: string };
+
+/** The text a payment command's seal covers: its kind and every fact the API decided, in a fixed order. */
+export function paymentCommand(command: PaymentCommand): string {
+  switch (command.kind) {
+    case 'start':
+      return JSON.stringify([
+        'start', command.paymentId, command.accountId, command.workspaceId, command.environment,
+        command.customerId ?? null, command.amount, command.currency, command.autoCapture,
+      ]);
+    case 'confirm':
+      return JSON.stringify([
+        'confirm', command.paymentId, command.paymentMethodId, command.returnUrl ?? null, command.installments ?? null, routingText(command.routing),
+      ]);
+    case 'capture':
+      return JSON.stringify(['capture', command.paymentId, command.amount ?? null]);
+    case 'cancel':
+      return JSON.stringify(['cancel', command.paymentId, command.reason ?? null]);
+  }
+}
+
+/** Routing hints in a fixed order, whatever order their keys travelled in. */
+function routingText(routing: RoutingHintsInput | undefined): unknown {
+  if (!routing) return null;
+  return [routing.provider_config_ids ?? null, routing.exclude_provider_config_ids ?? null, routing.max_attempts ?? null];
 }

@@ -12,7 +12,7 @@ import {
   ConfirmInput, CreateAndAuthorizeResult,
   CreateInput, FINAL_PAYMENT_STATUSES, firstAttemptOf, FirstAttemptArgs, LATE_AUTHORIZATION_NOT_REVERSED, leadsTo, stepsUp,
   PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, PaymentActivities, PaymentInput, PaymentState, PaymentStatus, PaymentTransition,
-  PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates,
+  PendingOperation, PlanArgs, PlanResult, paymentQueries, paymentSignals, paymentUpdates, SealedCommand, UNSEALED_COMMAND,
 } from './contract';
 import { WorkflowLock } from './lock';
 
@@ -84,6 +84,15 @@ function outcomeOf(status: PaymentStatus): CommandResult['outcome'] {
   }
 }
 
+/** An activity refused the command it was given: no valid seal (PaymentCommand in the contract), nothing written or sent. */
+function isUnsealed(err: unknown): boolean {
+  // A scheduled activity's failure comes wrapped in an ActivityFailure, a local one's as thrown.
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof ApplicationFailure && e.type === UNSEALED_COMMAND) return true;
+  }
+  return false;
+}
+
 function invalidState(status: PaymentStatus, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: PAYMENT_FAILURES.invalidState, message, details: [{ status }], nonRetryable: true });
 }
@@ -114,6 +123,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   let approvedChargeId: string | undefined;
   /** A cancel arrived while the customer was authenticating: the wait ends, then the cancel runs. */
   let abandonRequested = false;
+  /** That cancel as its update carried it: the abandon's activity checks its seal before voiding the charge. */
+  let abandonCommand: SealedCommand | undefined;
   /** The charge whose customer came back from authenticating (the authenticationReturn update). */
   let customerReturned: string | undefined;
   /** The walk's charge was captured with its authorization, and the processor may still report that capture failed, until `until`. */
@@ -271,6 +282,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     ...ref, routingPlanId: mintId('rp', mintAt(), random), paymentMethodId: confirm.paymentMethodId,
     installments: confirm.installments, routing: confirm.routing, context: confirm.context,
     ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
+    ...(confirm.seal ? { seal: confirm.seal } : {}),
   });
   /**
    * Writes the payment row, once. A create that carries a confirm, when it comes first (it does: its
@@ -335,10 +347,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   /** Captures and voids of the approved charge sent so far: each command's processor key (operationKey). */
   let captures = 0;
   let voids = 0;
-  async function capture(amount: number | undefined, context: CaptureInput['context']): Promise<CommandResult> {
+  async function capture({ amount, seal, context }: CaptureInput): Promise<CommandResult> {
     refuseCapture(amount);
     const captureAmount = amount ?? state.authorizedAmount;
-    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: captureAmount, sequence: (captures += 1), context });
+    const command: SealedCommand = { ...(amount !== undefined ? { amount } : {}), ...(seal ? { seal } : {}) };
+    const result = await providers.captureCharge({ ...ref, chargeId: approvedChargeId!, amount: captureAmount, sequence: (captures += 1), command, context });
     if (result.pending) {
       state.pendingOperation = { operation: 'capture', chargeId: approvedChargeId!, amount: captureAmount };
       describe();
@@ -375,13 +388,13 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       });
     }
   };
-  setHandler(paymentUpdates.capture, async ({ amount, context }) => {
+  setHandler(paymentUpdates.capture, async (args: CaptureInput) => {
     // Only when held: a wait on a free lock would add a timer to histories that never had one.
     if (lock.isLocked()) {
       await condition(() => !captureWaitsItsTurn(), CAPTURE_WAIT);
       if (lock.isLocked()) refuseUnless('capture', 'captured');
     }
-    return run('capture', () => capture(amount, context));
+    return run('capture', () => capture(args));
   }, {
     validator: ({ amount }) => {
       if (captureWaitsItsTurn()) return;
@@ -390,25 +403,38 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
     },
   });
 
-  setHandler(paymentUpdates.cancel, async ({ reason, context }) => {
+  setHandler(paymentUpdates.cancel, async ({ reason, seal, context }) => {
+    const command: SealedCommand = { ...(reason !== undefined ? { reason } : {}), ...(seal ? { seal } : {}) };
     // Waiting for the customer: the wait ends first (the charge voided at the processor), then the cancel runs.
-    if (state.authentication) abandonRequested = true;
+    if (state.authentication) {
+      abandonRequested = true;
+      abandonCommand = command;
+    }
     return run('cancel', async (): Promise<CommandResult> => {
-      await cancel(reason ?? 'requested_by_customer', context);
+      await cancel(reason ?? 'requested_by_customer', context, command);
       return { status: state.status, outcome: state.pendingOperation ? 'cancel_pending' : 'canceled' };
     });
   }, {
     validator: (_args: CancelInput) => refuseUnless('cancel', 'canceled'),
   });
 
+  /** Starts since seals (PaymentInput.seal) answer a return at once; histories from before wait for the step, as they ran. */
+  const returnAnsweredAtOnce = input.seal !== undefined;
   // The customer is back from authenticating: the waiting walk completes the step with the processor.
-  // Answers once that step is done (or at once when nothing waits for this charge: a repeat, a late return).
+  // Answers at once (the API reads the row for the outcome), so no return holds one of the workflow's
+  // update slots; only the charge that waits is taken (the validator), and a repeat changes nothing.
   setHandler(paymentUpdates.authenticationReturn, async ({ chargeId }: AuthenticationReturnInput): Promise<CommandResult> => {
     if (state.authentication?.chargeId === chargeId) {
       customerReturned = chargeId;
-      await condition(() => state.authentication?.chargeId !== chargeId);
+      if (!returnAnsweredAtOnce) await condition(() => state.authentication?.chargeId !== chargeId);
     }
     return { status: state.status, outcome: outcomeOf(state.status) };
+  }, {
+    validator: ({ chargeId }: AuthenticationReturnInput) => {
+      if (typeof chargeId !== 'string' || state.authentication?.chargeId !== chargeId) {
+        throw invalidState(state.status, 'No authentication of this charge is waiting.');
+      }
+    },
   });
 
   /**
@@ -425,16 +451,20 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   async function confirmWalk(args: ConfirmInput, plan?: PlanResult): Promise<CommandResult> {
     // PROCESSING at once for validators and queries; the search attributes follow with the first
     // candidate, in the same workflow task, as one upsert.
+    const before = state.status;
     state.status = 'PROCESSING';
     running = 'walk';
-    await walk(args, plan);
+    await walk(args, plan, before);
     return { status: state.status, outcome: lastOutcome };
   }
 
-  async function cancel(reason: string, context = input.context): Promise<void> {
+  /** A cancel: by the update (`command`, its seal checked by the activity), or by an expiry timer (none). */
+  async function cancel(reason: string, context = input.context, command?: SealedCommand): Promise<void> {
     abandonRequested = false;
     const chargeId = state.status === 'AUTHORIZED' ? approvedChargeId : undefined;
-    const { eventIds, pending } = await providers.cancelPayment({ ...ref, chargeId, reason, ...(chargeId ? { sequence: (voids += 1) } : {}), context });
+    const { eventIds, pending } = await providers.cancelPayment({
+      ...ref, chargeId, reason, ...(chargeId ? { sequence: (voids += 1) } : {}), ...(command ? { command } : {}), context,
+    });
     if (pending && chargeId) {
       // The processor received the void; its notification completes the cancel (settle).
       state.pendingOperation = { operation: 'void', chargeId, reason };
@@ -459,10 +489,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
   }
 
   /**
-   * Walks the routing plan of one confirm (`planned` when the create made it with the row). Never
-   * throws: the payment always ends the walk in a status.
+   * Walks the routing plan of one confirm (`planned` when the create made it with the row). The payment
+   * always ends the walk in a status; only a confirm the API did not seal throws, the payment back as it
+   * was (`before`).
    */
-  async function walk(confirm: ConfirmInput, planned?: PlanResult): Promise<void> {
+  async function walk(confirm: ConfirmInput, planned?: PlanResult, before: PaymentStatus = state.status): Promise<void> {
     // The first attempt made with the row belongs to this walk (the create's confirm) and to no later one,
     // whether this walk makes any attempt or not.
     const fromRow = firstWithRow;
@@ -548,6 +579,12 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       // Only a non-retryable activity failure lands here; the payment stays visible for an operator.
       log.error('payment walk failed', { paymentId: input.paymentId, error: String(err) });
       lastOutcome = 'failed';
+      if (isUnsealed(err)) {
+        // A confirm the API did not seal: refused before its plan, so the payment is as it was; the update fails.
+        state.status = before;
+        describe();
+        throw err;
+      }
       const permanent = permanentDataFailure(err);
       if (permanent) return needsAttention('walk', permanent);
       state.lastError = { code: 'internal_error', message: String(err) };
@@ -579,7 +616,8 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
           continue;
         }
         if (!woken || abandonRequested) {
-          const abandoned = await providers.abandonAuthentication({ ...args, reason: abandonRequested ? 'canceled' : 'authentication_timeout' });
+          const abandoned = await abandon(args);
+          if (!abandoned) continue;
           if (abandoned.lateAuthorizationWindowMs) givenUp.set(args.chargeId, Date.now() + abandoned.lateAuthorizationWindowMs);
           return abandoned;
         }
@@ -591,6 +629,19 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentState
       state.authentication = undefined;
       customerReturned = undefined;
       describe();
+    }
+  }
+
+  /** Gives the wait up (timed out, or canceled); undefined when the cancel had no valid seal: the wait goes on. */
+  async function abandon(args: AttemptArgs): Promise<AttemptResult | undefined> {
+    const command = abandonRequested ? abandonCommand : undefined;
+    try {
+      return await providers.abandonAuthentication({ ...args, reason: abandonRequested ? 'canceled' : 'authentication_timeout', ...(command ? { command } : {}) });
+    } catch (err) {
+      if (!isUnsealed(err)) throw err;
+      abandonRequested = false;
+      abandonCommand = undefined;
+      return undefined;
     }
   }
 

@@ -53,10 +53,13 @@ export function parseAdyenWebhook(request: WebhookRequest): WebhookVerdict {
   }
   const wrappers = isObject(body) && Array.isArray(body.notificationItems) ? body.notificationItems : undefined;
   if (!wrappers?.length) return { verified: false, error: 'the body is not an Adyen notification (no notificationItems)' };
+  // The batch's `live` ("true" or "false") says which platform sent it; it is outside the items' signatures,
+  // so it tells a test webhook aimed at a live config apart, and proves nothing about a forger (who lacks the key).
+  const live = isObject(body) && body.live === 'true';
   const events: ProcessorEvent[] = [];
   for (const wrapper of wrappers) {
     const item = isObject(wrapper) ? wrapper.NotificationRequestItem : undefined;
-    if (isItem(item) && signedBy(item, key)) events.push(eventOf(item));
+    if (isItem(item) && signedBy(item, key)) events.push({ ...eventOf(item), ...(live ? { live: true } : {}) });
   }
   const rejected = wrappers.length - events.length;
   if (!events.length) return { verified: false, error: `no notification item has a valid hmacSignature (${rejected} rejected)` };
