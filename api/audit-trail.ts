@@ -65,16 +65,17 @@ const APPEND_TRIES = 3;
  * change again (a second key). It is logged and counted (`audit_append_failures_total`) instead.
  */
 export async function recordAudit(db: Db, entry: AuditAction, request: AuditedRequest): Promise<void> {
-  const record = auditRecord(entry, request);
+  let record: AuditRecord | undefined;
   for (let tries = 1; ; tries += 1) {
     try {
+      record ??= auditRecord(entry, request);
       await appendAuditEvent(db, record);
       return;
     } catch (err) {
       if (tries < APPEND_TRIES) continue;
       auditAppendFailures.inc();
-      logger.error({ action: record.action, resource_type: record.resource_type, resource_id: record.resource_id,
-        request_id: record.request_id, err: String(err) }, 'audit event not written');
+      logger.error({ action: entry.action, resource_type: entry.resource, resource_id: record?.resource_id,
+        request_id: request.ctx.state.requestId, err: String(err) }, 'audit event not written');
       return;
     }
   }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { createPaymentProvider, listPaymentProviders, NewProviderMethod, TxnMapping } from '../../db/providers';
 import { apiBaseHostErrors } from '../../lib/providers/api-base';
+import { SANDBOX_IDENTIFIER, sandboxAdapterErrors } from '../../lib/providers/sandbox';
 import { compileCredentialsSchema } from '../../lib/providers/credentials';
 import { adapterIdentifiers, catalogueEntry, defaultMethodsOf, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import type { ProviderCatalogueEntry } from '../../lib/providers/types';
@@ -48,13 +49,15 @@ function isSystemActor(principal: { kind: string; actorType?: string }): boolean
 }
 
 /**
- * 400 at body/config when the config is not one the adapter takes; outside the sandbox its api_base must
+ * 400 at body/config when the config is not one the adapter takes (at body/identifier for the sandbox
+ * processor registered live in production); outside the sandbox its api_base must
  * also be one of the processor's own hosts (or PROVIDER_API_BASE_EXTRA_HOSTS): whoever answers a live
  * provider's requests decides which charges succeed.
  */
 function checkProviderConfig(deps: ApiDeps, adapter: ProviderCatalogueEntry, config: Record<string, unknown>, sandbox: boolean): void {
   const extraHosts = deps.config.providerApiBaseExtraHosts;
-  const errors = adapter.configErrors?.(config, sandbox, 'body/config', extraHosts) ?? [];
+  const errors = adapter.identifier === SANDBOX_IDENTIFIER ? sandboxAdapterErrors(sandbox, deps.config.env === 'production') : [];
+  errors.push(...adapter.configErrors?.(config, sandbox, 'body/config', extraHosts) ?? []);
   if (!errors.length && !sandbox && adapter.apiHosts) errors.push(...apiBaseHostErrors(config, adapter.apiHosts, extraHosts, 'body/config'));
   if (errors.length) throw ApiError.validation(errors);
 }

@@ -2,6 +2,7 @@
 
 import { Static, Type } from '@sinclair/typebox';
 import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
+import type { SchemaFieldError } from './credentials';
 import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
 
 export const SANDBOX_IDENTIFIER = 'sandbox';
@@ -31,6 +32,17 @@ export const SandboxCredentialsSchema = Type.Object(
 );
 
 export type SandboxCredentials = Static<typeof SandboxCredentialsSchema>;
+
+/**
+ * The sandbox processor approves what its test cards say, so in production (NODE_ENV) it serves the
+ * sandbox environment only: registered live, it would let test cards pay real orders. Development and
+ * test stacks keep it live too, for demos and the suite.
+ */
+export function sandboxAdapterErrors(sandbox: boolean, production: boolean): SchemaFieldError[] {
+  return !sandbox && production
+    ? [{ path: 'body/identifier', message: 'the sandbox processor moves no money: in production it is registered with sandbox_mode=true only' }]
+    : [];
+}
 
 export const SANDBOX_CAPABILITIES: ProviderCapabilities = cardProcessorCapabilities(true);
 

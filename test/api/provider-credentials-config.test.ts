@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../lib/config';
 import { apiBaseHostErrors, hostMatches } from '../../lib/providers/api-base';
 import { ADYEN_LIVE_API_HOSTS } from '../../lib/providers/adyen';
+import { sandboxAdapterErrors } from '../../lib/providers/sandbox';
 import { STRIPE_API_HOSTS } from '../../lib/providers/stripe';
 
 // PROVIDER_API_BASE_EXTRA_HOSTS and the processors' own hosts (docs/security.md §15). Pure: runs with SB_NO_STACK=1.
@@ -53,5 +54,13 @@ describe('the processors\' own hosts', () => {
     expect(errors('https://proxy.internal:9000', [{ host: 'proxy.internal' }])).toEqual([]);
     expect(errors('https://proxy.internal:9000', [{ host: 'proxy.internal', port: 8443 }])).toHaveLength(1);
     expect(apiBaseHostErrors({}, STRIPE_API_HOSTS, [], 'body/config')).toEqual([]);
+  });
+});
+
+describe('the sandbox processor', () => {
+  it('is registered live only outside production: in production it serves the sandbox environment', () => {
+    expect(sandboxAdapterErrors(false, true)).toEqual([{ path: 'body/identifier', message: expect.stringContaining('sandbox_mode=true only') }]);
+    expect(sandboxAdapterErrors(true, true)).toEqual([]);
+    expect(sandboxAdapterErrors(false, false)).toEqual([]);
   });
 });
