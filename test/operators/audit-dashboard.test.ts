@@ -6,7 +6,8 @@ import { bearer, createMerchant, Merchant, startStack, TestStack } from '../supp
 import { buildDashboard } from './support';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(__dirname, '..', '.tmp', 'screenshots');
+// SB_SCREENSHOTS=1 refreshes the docs' screenshot; otherwise it goes to the scratch folder.
+const SHOTS = process.env.SB_SCREENSHOTS === '1' ? join(__dirname, '..', '..', 'docs', 'screenshots') : join(__dirname, '..', '.tmp', 'screenshots');
 
 let stack: TestStack;
 let browser: Browser;
