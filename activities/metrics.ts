@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { countDeliveriesByState } from '../db/webhooks';
+import { countDeliveriesByState } from '../db/webhook-deliveries';
 import type { OutcomeKind, ProviderAdapter } from './providers/types';
 
 /**

@@ -4,8 +4,8 @@
  */
 import ms from 'ms';
 import { ExtraApiHost, parseExtraApiHosts } from './providers/api-base';
-import { isPlaceholder, secretProblem } from './secrets';
-import { parseVaultKeys, VaultKeyError, vaultKeyEntries, vaultKeysText } from './vault-keys';
+import { productionSecretProblems } from './production-secrets';
+import { parseVaultKeys, VaultKeyError, vaultKeysText } from './vault-keys';
 
 export interface Config {
   env: 'development' | 'test' | 'production';
@@ -127,49 +127,6 @@ export function configMode(nodeEnv: string | undefined): Config['env'] {
   return nodeEnv === 'test' ? 'test' : 'production';
 }
 
-/**
- * Production refuses secrets that are .env.example placeholders, weak (lib/secrets.ts `secretProblem`),
- * or equal to one another; and a system actor key equal to the users' one. One message names every
- * offending variable, never a value.
- */
-function productionSecretProblems(env: NodeJS.ProcessEnv): string[] {
-  const problems: string[] = [];
-  const set = (name: string) => (env[name] ? name : undefined);
-  const secrets = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'VAULT_KEY', 'API_KEY_PEPPER', 'METRICS_TOKEN'].filter(set);
-  for (const name of secrets) {
-    const problem = secretProblem(name, env[name]!, name === 'VAULT_KEY' ? 'key32' : 'string');
-    if (problem) problems.push(problem);
-  }
-  secrets.forEach((a, i) => secrets.slice(i + 1).forEach((b) => {
-    if (env[a] === env[b]) problems.push(`${a} and ${b} must differ`);
-  }));
-  if (env.SYSTEM_JWT_PUBLIC_KEY && env.SYSTEM_JWT_PUBLIC_KEY.trim() === env.JWT_PUBLIC_KEY?.trim()) {
-    problems.push('SYSTEM_JWT_PUBLIC_KEY and JWT_PUBLIC_KEY must differ');
-  }
-  const databasePassword = (() => {
-    try {
-      return env.DATABASE_URL ? decodeURIComponent(new URL(env.DATABASE_URL).password) : '';
-    } catch {
-      return '';
-    }
-  })();
-  problems.push(...vaultKeysProblems(env));
-  if (isPlaceholder(databasePassword)) problems.push('DATABASE_URL carries the .env.example placeholder password (POSTGRES_PASSWORD)');
-  return problems;
-}
-
-/** Each VAULT_KEYS key is held to VAULT_KEY's rules, and differs from the other secrets and keys. */
-function vaultKeysProblems(env: NodeJS.ProcessEnv): string[] {
-  if (!env.VAULT_KEYS) return [];
-  const entries = vaultKeyEntries(env.VAULT_KEYS);
-  const others = ['JWT_SECRET', 'SYSTEM_JWT_SECRET', 'API_KEY_PEPPER', 'METRICS_TOKEN'].filter((name) => env[name]);
-  return entries.flatMap(({ id, key }, i) => [
-    secretProblem(`VAULT_KEYS key "${id}"`, key, 'key32'),
-    ...others.filter((name) => env[name] === key).map((name) => `VAULT_KEYS key "${id}" and ${name} must differ`),
-    ...entries.slice(i + 1).filter((e) => e.key === key).map((e) => `VAULT_KEYS keys "${id}" and "${e.id}" must differ`),
-  ]).filter((p): p is string => !!p);
-}
-
 /** The vault's key ring (VAULT_KEYS, or VAULT_KEY as its one key), unchecked; both set is refused. */
 function vaultKeyRing(env: NodeJS.ProcessEnv, devKey: string | undefined): string | undefined {
   try {
@@ -241,52 +198,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
   const mode = configMode(env.NODE_ENV);
   const { dataDir } = local;
   const production = mode === 'production';
-  const dev = production ? undefined : local.devSecrets;
-
-  const pem = (value: string | undefined) => value?.replace(/\\n/g, '\n') || undefined;
-  const jwt = {
-    secret: env.JWT_SECRET || (env.JWT_PUBLIC_KEY || env.JWKS_URL ? undefined : dev?.jwtSecret),
-    publicKey: pem(env.JWT_PUBLIC_KEY),
-    jwksUrl: env.JWKS_URL || undefined,
-    issuer: env.JWT_ISSUER || undefined,
-    audience: env.JWT_AUDIENCE || undefined,
-    systemSecret: env.SYSTEM_JWT_SECRET || (env.SYSTEM_JWT_PUBLIC_KEY ? undefined : dev?.systemJwtSecret),
-    systemPublicKey: pem(env.SYSTEM_JWT_PUBLIC_KEY),
-  };
-  const vaultKeys = vaultKeyRing(env, dev?.vaultKey);
-  const apiKeyPepper = env.API_KEY_PEPPER || dev?.apiKeyPepper;
-  if (production) {
-    const missing = [
-      !jwt.secret && !jwt.publicKey && !jwt.jwksUrl && 'JWT_SECRET / JWT_PUBLIC_KEY / JWKS_URL',
-      !vaultKeys && 'VAULT_KEYS (or VAULT_KEY)',
-      !apiKeyPepper && 'API_KEY_PEPPER',
-      !env.METRICS_TOKEN && 'METRICS_TOKEN',
-      // A key that is not ours alone (an identity provider's) also signs tokens meant for other services.
-      (jwt.publicKey || jwt.jwksUrl) && !jwt.issuer && 'JWT_ISSUER',
-      (jwt.publicKey || jwt.jwksUrl) && !jwt.audience && 'JWT_AUDIENCE',
-    ].filter(Boolean);
-    const problems = missing.length ? [`NODE_ENV=production needs ${missing.join(', ')}`] : productionSecretProblems(env);
-    // Says so when a NODE_ENV other than `production` is why the rules apply.
-    const why = env.NODE_ENV === 'production' ? '' : ` (NODE_ENV=${env.NODE_ENV} runs as production)`;
-    if (problems.length) throw new ConfigError(`${problems.join('; ')}${why}`);
-  }
-  checkVaultKeyRing(env, vaultKeys);
-
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT is not a port: ${env.PORT}`);
-
-  const workerMetricsPort = Number(env.WORKER_METRICS_PORT || 9464);
-  if (!Number.isInteger(workerMetricsPort) || workerMetricsPort < 0 || workerMetricsPort > 65534) {
-    throw new ConfigError(`WORKER_METRICS_PORT is not a port: ${env.WORKER_METRICS_PORT}`);
-  }
-
-  const workerMetricsHost = env.WORKER_METRICS_HOST || '127.0.0.1';
-  if (!isIpAddress(workerMetricsHost)) {
-    throw new ConfigError(`WORKER_METRICS_HOST must be an IP address (0.0.0.0 for every interface): ${workerMetricsHost}`);
-  }
-
-  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(publicUrl)) throw new ConfigError('PUBLIC_URL must be an absolute http:// or https:// URL');
+  const { jwt, vaultKeys, apiKeyPepper } = configSecrets(env, production, production ? undefined : local.devSecrets);
+  const { port, publicUrl, workerMetricsPort, workerMetricsHost } = listeners(env);
 
   return {
     env: mode,
@@ -309,8 +222,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
       uiUrl: (env.TEMPORAL_UI_URL || 'http://localhost:8233').replace(/\/$/, ''),
     },
     jwt,
-    vaultKeys: vaultKeys!,
-    apiKeyPepper: apiKeyPepper!,
+    vaultKeys,
+    apiKeyPepper,
     simulatorUrl: env.SIMULATOR_URL || undefined,
     providerApiBaseExtraHosts: extraApiHosts(env.PROVIDER_API_BASE_EXTRA_HOSTS, production),
     webhookAllowPrivate: bool(env.WEBHOOK_ALLOW_PRIVATE, !production),
@@ -338,6 +251,54 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
     },
     apiKeysPerAccountMax: atLeastOne('API_KEYS_PER_ACCOUNT_MAX', env.API_KEYS_PER_ACCOUNT_MAX, 50),
   };
+}
+
+/**
+ * The secrets a process signs, seals and hashes with: the environment's, else (development only) the
+ * generated ones. Production refuses any missing or weak (lib/production-secrets.ts); a malformed key
+ * ring is refused everywhere.
+ */
+function configSecrets(env: NodeJS.ProcessEnv, production: boolean, dev: DevSecrets | undefined): Pick<Config, 'jwt' | 'vaultKeys' | 'apiKeyPepper'> {
+  const pem = (value: string | undefined) => value?.replace(/\\n/g, '\n') || undefined;
+  const jwt = {
+    secret: env.JWT_SECRET || (env.JWT_PUBLIC_KEY || env.JWKS_URL ? undefined : dev?.jwtSecret),
+    publicKey: pem(env.JWT_PUBLIC_KEY),
+    jwksUrl: env.JWKS_URL || undefined,
+    issuer: env.JWT_ISSUER || undefined,
+    audience: env.JWT_AUDIENCE || undefined,
+    systemSecret: env.SYSTEM_JWT_SECRET || (env.SYSTEM_JWT_PUBLIC_KEY ? undefined : dev?.systemJwtSecret),
+    systemPublicKey: pem(env.SYSTEM_JWT_PUBLIC_KEY),
+  };
+  const vaultKeys = vaultKeyRing(env, dev?.vaultKey);
+  const apiKeyPepper = env.API_KEY_PEPPER || dev?.apiKeyPepper;
+  if (production) {
+    const problems = productionSecretProblems(env, { jwt, vaultKeys, apiKeyPepper });
+    // Says so when a NODE_ENV other than `production` is why the rules apply.
+    const why = env.NODE_ENV === 'production' ? '' : ` (NODE_ENV=${env.NODE_ENV} runs as production)`;
+    if (problems.length) throw new ConfigError(`${problems.join('; ')}${why}`);
+  }
+  checkVaultKeyRing(env, vaultKeys);
+  return { jwt, vaultKeys: vaultKeys!, apiKeyPepper: apiKeyPepper! };
+}
+
+/** Where the API and the worker's metrics listen, and the address the world reaches the API at. */
+function listeners(env: NodeJS.ProcessEnv): Pick<Config, 'port' | 'publicUrl' | 'workerMetricsPort' | 'workerMetricsHost'> {
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT is not a port: ${env.PORT}`);
+
+  const workerMetricsPort = Number(env.WORKER_METRICS_PORT || 9464);
+  if (!Number.isInteger(workerMetricsPort) || workerMetricsPort < 0 || workerMetricsPort > 65534) {
+    throw new ConfigError(`WORKER_METRICS_PORT is not a port: ${env.WORKER_METRICS_PORT}`);
+  }
+
+  const workerMetricsHost = env.WORKER_METRICS_HOST || '127.0.0.1';
+  if (!isIpAddress(workerMetricsHost)) {
+    throw new ConfigError(`WORKER_METRICS_HOST must be an IP address (0.0.0.0 for every interface): ${workerMetricsHost}`);
+  }
+
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(publicUrl)) throw new ConfigError('PUBLIC_URL must be an absolute http:// or https:// URL');
+  return { port, publicUrl, workerMetricsPort, workerMetricsHost };
 }
 
 /** The Node flags a worker process is started with: its main thread's heap limit (WORKER_HEAP_MB). */

@@ -8,9 +8,8 @@ import { findApiKeyByHash, insertApiKey } from '../db/api-keys';
 import { ensureUser } from '../db/memberships';
 import { ALL_PERMISSIONS, toPermissionMap } from '../api/auth/permissions';
 import { createFee } from '../db/fees-and-rules';
-import {
-  createPaymentProvider, createProviderConfig, findPaymentProviderByIdentifier, hasActiveProviderConfig, listProviderMethods,
-} from '../db/providers';
+import { createProviderConfig, hasActiveProviderConfig } from '../db/provider-configs';
+import { createPaymentProvider, findPaymentProviderByIdentifier, listProviderMethods } from '../db/providers';
 import { catalogueEntry, defaultMethodsOf } from '../lib/providers/catalogue';
 import { Vault } from '../lib/vault';
 

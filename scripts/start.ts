@@ -8,10 +8,10 @@ import { signDevToken } from '../lib/tokens';
 import { workerNodeArgs } from '../lib/config';
 import { createDb, migrate } from '../db/knex';
 import { startEmbeddedPostgres, EmbeddedPg, EmbeddedPgPortInUse } from '../db/embedded';
-import { DEMO_USER, DEMO_WORKSPACE, seedDemo } from './seed';
+import { DEMO_USER, DEMO_WORKSPACE, seedDemo, type Demo } from './seed';
 import { embeddedPgPort, LOCAL_TEMPORAL_PORT } from '../lib/local-stack';
 import { ensureTemporalCli } from './temporal-cli';
-import { ConfigError } from '../lib/config';
+import { ConfigError, type Config } from '../lib/config';
 
 /**
  * `npm start`: the whole of Switchboard on one machine. Postgres (DATABASE_URL or embedded), migrations,
@@ -146,6 +146,11 @@ async function main(): Promise<void> {
   const apiUrl = `http://localhost:${config.port}`;
   await waitForHttp(`${apiUrl}/healthz`, api);
 
+  sayRunning(config, apiUrl, { address: temporalAddress, ui: temporalUi }, demo);
+}
+
+/** Where everything runs and how to call it: the last thing `npm start` prints. */
+function sayRunning(config: Config, apiUrl: string, temporal: { address: string; ui: string }, demo: Demo): void {
   const token = config.jwt.secret
     ? signDevToken(config, { user: DEMO_USER, workspace: DEMO_WORKSPACE, ttlSeconds: 30 * 24 * 3600 })
     : '(JWT_SECRET is not set: sign tokens with your auth provider)';
@@ -153,8 +158,8 @@ async function main(): Promise<void> {
   say('Switchboard is running.');
   say(`  API            ${apiUrl}/v1   (OpenAPI: ${apiUrl}/v1/openapi.json)`);
   say(`  Dashboard      ${apiUrl}/dashboard`);
-  say(`  Temporal UI    ${temporalUi}`);
-  say(`  Temporal       ${temporalAddress}`);
+  say(`  Temporal UI    ${temporal.ui}`);
+  say(`  Temporal       ${temporal.address}`);
   say(`  Metrics        ${apiUrl}/metrics (API)${config.workerMetricsPort
     ? `, http://localhost:${config.workerMetricsPort}/metrics (worker), http://localhost:${config.workerMetricsPort + 1}/metrics (Temporal SDK)`
     : ' (worker metrics off: WORKER_METRICS_PORT=0)'}`);

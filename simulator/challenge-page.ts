@@ -1,7 +1,7 @@
 // The 3-D Secure challenge pages the cardholder's browser sees: plain HTML, no scripts or external
 // assets, stable element ids for browser tests. Everything echoed is escaped.
 
-import type { Challenge } from './ledger';
+import type { Challenge } from './challenges';
 
 const STATE_TEXT: Readonly<Record<Challenge['state'], string>> = {
   pending: 'waiting for the cardholder',

@@ -1,26 +1,20 @@
-// The simulated processor's books, in memory: charges, refunds, and the first answer given for every
-// idempotency key (so a repeated key never moves money twice), the 3-D Secure challenges and the
-// authentication data issued per card, plus counters for the inspection API.
+// The simulated processor's books, in memory: charges and refunds, with the first answer given for every
+// idempotency key (operations.ts) and the 3-D Secure challenges and authentication data (challenges.ts)
+// kept beside them; the whole as the inspection API and the chaos suite read it.
 
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import { authorizationStep, CardInput, judgeCard, panOf } from './cards';
+import { Challenges, type AuthenticationData, type Challenge } from './challenges';
+import { errorBody, SimulatorError } from './errors';
+import { Operations, type Answer, type Operation } from './operations';
 
 export type ChargeStatus = 'requires_action' | 'authorized' | 'captured' | 'voided' | 'declined' | 'partially_refunded' | 'refunded';
-export type Operation = 'authorize' | 'capture' | 'void' | 'refund';
 
 /** Where the cardholder goes to authenticate, while a charge is `requires_action`. */
 export interface NextAction {
   type: 'redirect_to_url';
   redirect_to_url: { url: string; return_url: string | null };
-}
-
-/** 3-D Secure authentication data, as the simulator issues it and accepts it back (external authentication). */
-export interface AuthenticationData {
-  version: string;
-  eci: string;
-  cavv: string;
-  ds_transaction_id: string;
 }
 
 export interface SimCharge {
@@ -51,32 +45,6 @@ export interface ChargeView extends SimCharge {
   three_d_secure: AuthenticationData | null;
 }
 
-export type ChallengeState = 'pending' | 'approved' | 'failed' | 'canceled';
-
-/** A 3-D Secure challenge, as the challenge page and the inspection API show it. */
-export interface Challenge {
-  id: string;
-  charge_id: string;
-  state: ChallengeState;
-  amount: number;
-  currency: string;
-  last4: string;
-  return_url: string | null;
-  notification_url: string | null;
-  created_at: string;
-  completed_at: string | null;
-}
-
-interface ChallengeRecord {
-  view: Challenge;
-  capture: boolean;
-  declineAfterAuthentication?: string;
-  /** The card's fingerprint, to remember the authentication data issued for it. */
-  card: string;
-  /** The key the authorize was made with: it signs the notification. Never shown. */
-  apiKey: string;
-}
-
 /** The end of a challenge the cardholder just completed, and where to tell it. */
 export interface ChallengeCompletion {
   challenge: Challenge;
@@ -91,23 +59,6 @@ export interface SimRefund {
   amount: number;
   status: 'succeeded';
   created_at: string;
-}
-
-export interface Answer {
-  status: number;
-  body: unknown;
-}
-
-interface OperationRecord {
-  operation: Operation;
-  fingerprint: string;
-  answer: Answer;
-  chargeId?: string;
-}
-
-interface KeyCounters {
-  calls: number;
-  lookups: number;
 }
 
 export interface AuthorizeRequest {
@@ -134,70 +85,21 @@ export interface AuthorizeContext {
   declineAfterAuthentication?: string;
 }
 
-/** The authentication data the simulator issues when a cardholder passes a challenge. */
-const ISSUED_VERSION = '2.2.0';
-const ISSUED_ECI = '05';
-
-export class SimulatorError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { error: { code, message }, ...extra };
-}
-
 export class Ledger {
+  readonly operations = new Operations();
+  readonly challenges = new Challenges();
   private charges = new Map<string, SimCharge>();
   private refunds = new Map<string, SimRefund>();
-  private operations = new Map<string, OperationRecord>();
-  private counters = new Map<string, KeyCounters>();
-  private challenges = new Map<string, ChallengeRecord>();
   /** Charge id → digest of the api key that made it. */
   private owners = new Map<string, string>();
-  /** Charge id → the authentication data its challenge issued. */
-  private authentications = new Map<string, AuthenticationData>();
-  /** Card fingerprint → every authentication data issued for the card. */
-  private issued = new Map<string, AuthenticationData[]>();
-  private totalCalls = 0;
-  // Fingerprints compare request bodies without keeping them (an authorize body holds a PAN).
-  private readonly fingerprintKey = randomBytes(32);
+  // Cards and owners are remembered by keyed digests, never a PAN or an api key.
+  private readonly digestKey = randomBytes(32);
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
-  /** Every /v1 request counts, even those that fail (an outage, a missing api key). */
-  countCall(key: string | undefined): void {
-    this.totalCalls++;
-    if (key) this.countersOf(key).calls++;
-  }
-
-  countLookup(key: string): void {
-    this.countersOf(key).lookups++;
-  }
-
-  fingerprint(operation: string, target: string, body: unknown): string {
-    return createHmac('sha256', this.fingerprintKey).update(`${operation}\n${target}\n${JSON.stringify(body)}`).digest('hex');
-  }
-
-  /** The first answer for this key, or undefined if the key is new. A different request under it → 422. */
-  replay(key: string, fingerprint: string): Answer | undefined {
-    const record = this.operations.get(key);
-    if (!record) return undefined;
-    if (record.fingerprint !== fingerprint) {
-      throw new SimulatorError(422, 'idempotency_key_reused', 'this idempotency key was used for a different request');
-    }
-    return record.answer;
-  }
-
-  record(key: string, operation: Operation, fingerprint: string, answer: Answer, chargeId?: string): Answer {
-    this.operations.set(key, { operation, fingerprint, answer, chargeId });
-    return answer;
-  }
-
   /** The operation under a key, with its charge as it is now (3-D Secure data for the key that made it only). */
   lookup(key: string, apiKey: string): { operation: Operation; answer: Answer; charge?: ChargeView } | undefined {
-    const record = this.operations.get(key);
+    const record = this.operations.find(key);
     if (!record) return undefined;
     const charge = record.chargeId ? this.charges.get(record.chargeId) : undefined;
     return { operation: record.operation, answer: record.answer, charge: charge && this.view(charge, apiKey) };
@@ -215,7 +117,7 @@ export class Ledger {
     const card = this.cardFingerprint(request.card);
     const step = authorizationStep(verdict, {
       requested: request.three_d_secure?.requested === true,
-      authenticated: this.wasIssued(card, request.three_d_secure?.external),
+      authenticated: this.challenges.wasIssued(card, request.three_d_secure?.external),
     });
     const at = this.now().toISOString();
     const charge: SimCharge = {
@@ -246,7 +148,7 @@ export class Ledger {
       status: 'requires_action',
       next_action: { type: 'redirect_to_url', redirect_to_url: { url: context.challengeUrl(charge.id), return_url: returnUrl } },
     } satisfies Partial<SimCharge>);
-    this.challenges.set(charge.id, {
+    this.challenges.open({
       view: {
         id: charge.id, charge_id: charge.id, state: 'pending', amount: charge.amount, currency: charge.currency, last4: charge.last4,
         return_url: returnUrl, notification_url: request.notification_url ?? null, created_at: at, completed_at: null,
@@ -260,37 +162,19 @@ export class Ledger {
     return { charge, answer: { status: 200, body: { ...charge } } };
   }
 
-  challenge(id: string): Challenge | undefined {
-    const record = this.challenges.get(id);
-    return record && { ...record.view };
-  }
-
-  listChallenges(): Challenge[] {
-    return [...this.challenges.values()].map((record) => ({ ...record.view }));
-  }
-
   /**
    * The cardholder's answer on the challenge page, recorded once: `approve` issues authentication data
    * for the card and gives the issuer's answer after authentication; `fail` declines
    * `authentication_failed`. Undefined when the challenge was already over (or never existed).
    */
   completeChallenge(id: string, action: 'approve' | 'fail'): ChallengeCompletion | undefined {
-    const record = this.challenges.get(id);
     const charge = this.charges.get(id);
-    if (!record || !charge || record.view.state !== 'pending') return undefined;
-    Object.assign(record.view, { state: action === 'approve' ? 'approved' : 'failed', completed_at: this.now().toISOString() } satisfies Partial<Challenge>);
+    const record = charge && this.challenges.complete(id, action, this.now().toISOString());
+    if (!charge || !record) return undefined;
     charge.next_action = null;
-    if (action === 'fail') {
-      this.decline(charge, 'authentication_failed');
-    } else {
-      const data: AuthenticationData = {
-        version: ISSUED_VERSION, eci: ISSUED_ECI, cavv: randomBytes(20).toString('base64'), ds_transaction_id: randomUUID(),
-      };
-      this.authentications.set(charge.id, data);
-      this.issued.set(record.card, [...(this.issued.get(record.card) ?? []), data]);
-      if (record.declineAfterAuthentication) this.decline(charge, record.declineAfterAuthentication);
-      else this.approve(charge, record.capture);
-    }
+    if (action === 'fail') this.decline(charge, 'authentication_failed');
+    else if (record.declineAfterAuthentication) this.decline(charge, record.declineAfterAuthentication);
+    else this.approve(charge, record.capture);
     const url = record.view.notification_url;
     return {
       challenge: { ...record.view },
@@ -313,8 +197,7 @@ export class Ledger {
   void(chargeId: string): Answer {
     const charge = this.charge(chargeId);
     if (charge.status !== 'authorized' && charge.status !== 'requires_action') return this.invalidState(charge, 'void');
-    const challenge = this.challenges.get(chargeId)?.view;
-    if (challenge?.state === 'pending') Object.assign(challenge, { state: 'canceled', completed_at: this.now().toISOString() } satisfies Partial<Challenge>);
+    this.challenges.cancel(chargeId, this.now().toISOString());
     return this.update(charge, { status: 'voided', next_action: null });
   }
 
@@ -332,32 +215,16 @@ export class Ledger {
     return { status: 200, body: { ...refund, charge: updated.body } };
   }
 
-  keyStats(key: string) {
-    const counters = this.counters.get(key) ?? { calls: 0, lookups: 0 };
-    const record = this.operations.get(key);
-    return {
-      idempotency_key: key,
-      calls: counters.calls,
-      lookups: counters.lookups,
-      operation: record?.operation ?? null,
-      status_code: record?.answer.status ?? null,
-      charge_id: record?.chargeId ?? null,
-    };
-  }
-
   stats() {
     const byStatus: Record<ChargeStatus, number> = {
       requires_action: 0, authorized: 0, captured: 0, voided: 0, declined: 0, partially_refunded: 0, refunded: 0,
     };
     for (const charge of this.charges.values()) byStatus[charge.status]++;
-    const challenges: Record<ChallengeState, number> = { pending: 0, approved: 0, failed: 0, canceled: 0 };
-    for (const { view } of this.challenges.values()) challenges[view.state]++;
     return {
-      calls: this.totalCalls,
-      idempotency_keys: this.operations.size,
+      ...this.operations.stats(),
       charges: { total: this.charges.size, ...byStatus },
       refunds: this.refunds.size,
-      challenges: { total: this.challenges.size, ...challenges },
+      challenges: this.challenges.stats(),
     };
   }
 
@@ -369,18 +236,14 @@ export class Ledger {
   reset(): void {
     this.charges.clear();
     this.refunds.clear();
-    this.operations.clear();
-    this.counters.clear();
-    this.challenges.clear();
     this.owners.clear();
-    this.authentications.clear();
-    this.issued.clear();
-    this.totalCalls = 0;
+    this.operations.reset();
+    this.challenges.reset();
   }
 
   private view(charge: SimCharge, apiKey: string): ChargeView {
     const owner = this.owners.get(charge.id) === this.keyDigest(apiKey);
-    return { ...charge, three_d_secure: owner ? this.authentications.get(charge.id) ?? null : null };
+    return { ...charge, three_d_secure: owner ? this.challenges.authenticationOf(charge.id) : null };
   }
 
   private approve(charge: SimCharge, capture: boolean): Answer {
@@ -394,27 +257,13 @@ export class Ledger {
     return { status: 402, body: errorBody(declineCode, `the card was declined (${declineCode})`, { charge: { ...charge } }) };
   }
 
-  // Cards and charge owners are remembered by keyed digests: no PAN is kept, and an api key only where a
-  // notification must be signed with it (a challenge's).
+  // No PAN is kept, and an api key only where a notification must be signed with it (a challenge's).
   private cardFingerprint(card: CardInput): string {
-    return createHmac('sha256', this.fingerprintKey).update(`card\n${panOf(card)}`).digest('hex');
+    return createHmac('sha256', this.digestKey).update(`card\n${panOf(card)}`).digest('hex');
   }
 
   private keyDigest(apiKey: string): string {
-    return createHmac('sha256', this.fingerprintKey).update(`key\n${apiKey}`).digest('hex');
-  }
-
-  /** External authentication data counts only when the simulator issued exactly it, for this card. */
-  private wasIssued(card: string, external: AuthenticationData | undefined): boolean {
-    if (!external) return false;
-    return (this.issued.get(card) ?? []).some((data) =>
-      data.cavv === external.cavv && data.eci === external.eci && data.version === external.version && data.ds_transaction_id === external.ds_transaction_id);
-  }
-
-  private countersOf(key: string): KeyCounters {
-    const counters = this.counters.get(key) ?? { calls: 0, lookups: 0 };
-    this.counters.set(key, counters);
-    return counters;
+    return createHmac('sha256', this.digestKey).update(`key\n${apiKey}`).digest('hex');
   }
 
   private charge(id: string): SimCharge {

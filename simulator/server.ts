@@ -23,23 +23,13 @@ import { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Koa, { Context, Next } from 'koa';
 import { Router } from '@koa/router';
-import parseBody from 'co-body';
 import { challengePage, completedPage, errorPage } from './challenge-page';
-import { Answer, AuthenticationData, AuthorizeRequest, errorBody, Ledger, Operation, SimulatorError } from './ledger';
+import { errorBody, SimulatorError } from './errors';
+import { drawnDecline, parseKnobs, type SimulateKnobs } from './knobs';
+import { Ledger } from './ledger';
+import type { Answer, Operation } from './operations';
+import { authorizeRequest, invalid, optionalAmount, readForm, readJson, requiredAmount } from './requests';
 import { authenticationCompletedEvent, Notifier } from './notifications';
-
-export interface SimulateKnobs {
-  outage?: boolean;
-  latency_ms?: number;
-  blackhole?: boolean;
-  /** The work is done and recorded, then answered 500: a processor that fails after charging (a repeat of the key gets the real answer). */
-  error_after_work?: boolean;
-  decline_rate?: number;
-  /** Share of new authorizations declined with the soft `issuer_unavailable` (another provider may approve). */
-  soft_decline_rate?: number;
-  /** A challenged charge declines with this code after the cardholder authenticated (instead of the card's own outcome). */
-  decline_after_authentication?: string;
-}
 
 export interface SimulatorLogEntry {
   method: string;
@@ -76,7 +66,6 @@ export interface Simulator {
   listen(port?: number, host?: string): Promise<RunningSimulator>;
 }
 
-const MAX_LATENCY_MS = 60_000;
 const NO_CHALLENGE = 'No such authentication';
 const OUTAGE: Answer = { status: 503, body: errorBody('provider_unavailable', 'the processor is unavailable') };
 
@@ -99,7 +88,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   let faults: SimulateKnobs = {};
 
   const inspect = new Router({ prefix: '/_inspect' });
-  inspect.get('/keys/:key', (ctx) => { ctx.body = ledger.keyStats(ctx.params.key); });
+  inspect.get('/keys/:key', (ctx) => { ctx.body = ledger.operations.keyStats(ctx.params.key); });
   inspect.get('/stats', (ctx) => { ctx.body = ledger.stats(); });
   inspect.post('/reset', (ctx) => {
     ledger.reset();
@@ -113,9 +102,9 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     faults = parseKnobs(JSON.stringify(await readJson(ctx)));
     ctx.body = { faults };
   });
-  inspect.get('/challenges', (ctx) => { ctx.body = { challenges: ledger.listChallenges() }; });
+  inspect.get('/challenges', (ctx) => { ctx.body = { challenges: ledger.challenges.list() }; });
   inspect.get('/challenges/:id', (ctx) => {
-    const challenge = ledger.challenge(ctx.params.id);
+    const challenge = ledger.challenges.find(ctx.params.id);
     if (!challenge) throw new SimulatorError(404, 'not_found', `no challenge ${ctx.params.id}`);
     ctx.body = challenge;
   });
@@ -136,12 +125,12 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   // The cardholder's side of 3-D Secure: a browser, no api key.
   const challenges = new Router({ prefix: '/challenge' });
   challenges.get('/:id', (ctx) => {
-    const challenge = ledger.challenge(ctx.params.id);
+    const challenge = ledger.challenges.find(ctx.params.id);
     html(ctx, challenge ? 200 : 404, challenge ? challengePage(challenge) : errorPage(NO_CHALLENGE));
   });
   challenges.post('/:id', async (ctx) => {
     const id = ctx.params.id;
-    if (!ledger.challenge(id)) return html(ctx, 404, errorPage(NO_CHALLENGE));
+    if (!ledger.challenges.find(id)) return html(ctx, 404, errorPage(NO_CHALLENGE));
     const action = (await readForm(ctx)).action;
     if (action !== 'approve' && action !== 'fail') return html(ctx, 400, errorPage('The answer must be approve or fail'));
     // Recorded once: a second answer changes nothing and sends the browser back again.
@@ -150,7 +139,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       const event = authenticationCompletedEvent(completion.charge, now());
       await notifier.notify(completion.notification.url, completion.notification.apiKey, event);
     }
-    const challenge = completion?.challenge ?? ledger.challenge(id);
+    const challenge = completion?.challenge ?? ledger.challenges.find(id);
     if (!challenge) return html(ctx, 404, errorPage(NO_CHALLENGE));
     if (challenge.return_url) {
       const back = new URL(challenge.return_url);
@@ -206,7 +195,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   // The status query always answers (even for blackholed calls): it is how callers reconcile.
   api.get('/operations/:key', async (ctx) => {
     const key = ctx.params.key;
-    ledger.countLookup(key);
+    ledger.operations.countLookup(key);
     const found = ledger.lookup(key, ctx.state.apiKey);
     const answer: Answer = found
       ? { status: 200, body: { idempotency_key: key, operation: found.operation, status_code: found.answer.status, response: found.answer.body, charge: found.charge ?? null } }
@@ -226,12 +215,12 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     const knobs = ctx.state.knobs;
     if (knobs.outage) return answerAfterLatency(ctx, OUTAGE);
 
-    const fingerprint = ledger.fingerprint(operation, target, request);
-    const replayed = ledger.replay(key, fingerprint);
+    const fingerprint = ledger.operations.fingerprint(operation, target, request);
+    const replayed = ledger.operations.replay(key, fingerprint);
     let answer = replayed;
     if (!answer) {
       const executed = execute();
-      answer = ledger.record(key, operation, fingerprint, executed.answer, executed.chargeId);
+      answer = ledger.operations.record(key, operation, fingerprint, executed.answer, executed.chargeId);
     }
     if (knobs.error_after_work) return answerAfterLatency(ctx, SERVER_ERROR);
     if (knobs.blackhole) {
@@ -260,7 +249,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   }
 
   async function authenticate(ctx: Context & { state: State }, next: Next): Promise<void> {
-    ledger.countCall(ctx.method === 'POST' ? ctx.get('Idempotency-Key') || undefined : undefined);
+    ledger.operations.countCall(ctx.method === 'POST' ? ctx.get('Idempotency-Key') || undefined : undefined);
     const token = /^Bearer\s+(\S.*)$/i.exec(ctx.get('Authorization'))?.[1];
     if (!token) throw new SimulatorError(401, 'authentication_failed', 'an api key is required in the Authorization header');
     ctx.state.apiKey = token;
@@ -321,142 +310,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   };
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Request parsing (400 invalid_request; nothing is recorded for a request that fails validation)
-
-function invalid(message: string): SimulatorError {
-  return new SimulatorError(400, 'invalid_request', message);
-}
-
 function html(ctx: Context, status: number, body: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = body;
-}
-
-async function readForm(ctx: Context): Promise<Record<string, unknown>> {
-  try {
-    const form: unknown = await parseBody.form(ctx.req, { limit: '8kb' });
-    return typeof form === 'object' && form !== null ? (form as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-async function readJson(ctx: Context): Promise<Record<string, unknown>> {
-  let body: unknown;
-  try {
-    body = await parseBody.json(ctx.req, { limit: '64kb', strict: true });
-  } catch {
-    throw invalid('the body must be JSON');
-  }
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw invalid('the body must be a JSON object');
-  return body as Record<string, unknown>;
-}
-
-const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication'];
-
-export function parseKnobs(header: string): SimulateKnobs {
-  if (!header) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(header);
-  } catch {
-    throw invalid('X-Simulate must be a JSON object');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('X-Simulate must be a JSON object');
-  const knobs = value as Record<string, unknown>;
-  const { outage, latency_ms, blackhole, error_after_work, decline_rate, soft_decline_rate, decline_after_authentication: after } = knobs;
-  const unknown = Object.keys(knobs).filter((key) => !KNOBS.includes(key));
-  if (after !== undefined && !(typeof after === 'string' && /^[a-z_]{1,40}$/.test(after))) throw invalid('decline_after_authentication must be a decline code');
-  if (unknown.length > 0) throw invalid(`unknown X-Simulate knob ${unknown.join(', ')}`);
-  if (outage !== undefined && typeof outage !== 'boolean') throw invalid('outage must be a boolean');
-  if (blackhole !== undefined && typeof blackhole !== 'boolean') throw invalid('blackhole must be a boolean');
-  if (error_after_work !== undefined && typeof error_after_work !== 'boolean') throw invalid('error_after_work must be a boolean');
-  if (latency_ms !== undefined && !(Number.isInteger(latency_ms) && (latency_ms as number) >= 0 && (latency_ms as number) <= MAX_LATENCY_MS)) {
-    throw invalid(`latency_ms must be an integer from 0 to ${MAX_LATENCY_MS}`);
-  }
-  for (const [name, rate] of Object.entries({ decline_rate, soft_decline_rate })) {
-    if (rate !== undefined && !(typeof rate === 'number' && rate >= 0 && rate <= 1)) throw invalid(`${name} must be a number from 0 to 1`);
-  }
-  return knobs as SimulateKnobs;
-}
-
-/**
- * The decline the rate knobs force on a new authorization, from one draw in [0, 1): below decline_rate
- * the hard `card_declined`, then for the next soft_decline_rate of the interval the soft
- * `issuer_unavailable` (so each is its own share of authorizations when the other is 0).
- */
-function drawnDecline(knobs: SimulateKnobs, draw: number): string | undefined {
-  const hard = knobs.decline_rate ?? 0;
-  if (draw < hard) return 'card_declined';
-  if (draw < hard + (knobs.soft_decline_rate ?? 0)) return 'issuer_unavailable';
-  return undefined;
-}
-
-function requiredAmount(value: unknown, name: string): number {
-  if (!Number.isInteger(value) || (value as number) < 1) throw invalid(`${name} must be a positive integer`);
-  return value as number;
-}
-
-function optionalAmount(value: unknown, name: string): number | undefined {
-  return value === undefined ? undefined : requiredAmount(value, name);
-}
-
-const isInteger = (value: unknown): value is number => Number.isInteger(value);
-
-function authorizeRequest(body: Record<string, unknown>): AuthorizeRequest {
-  const amount = requiredAmount(body.amount, 'amount');
-  if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency)) throw invalid('currency must be an upper-case ISO-4217 code');
-  const installments = body.installments === undefined ? 1 : requiredAmount(body.installments, 'installments');
-  const card = body.card;
-  if (typeof card !== 'object' || card === null) throw invalid('card is required');
-  const { number, exp_month, exp_year, cvc } = card as Record<string, unknown>;
-  if (typeof number !== 'string') throw invalid('card.number must be a string');
-  if (!isInteger(exp_month) || exp_month < 1 || exp_month > 12) throw invalid('card.exp_month must be 1-12');
-  if (!isInteger(exp_year)) throw invalid('card.exp_year must be an integer');
-  if (cvc !== undefined && typeof cvc !== 'string') throw invalid('card.cvc must be a string');
-  if (body.capture !== undefined && typeof body.capture !== 'boolean') throw invalid('capture must be a boolean');
-  const returnUrl = optionalUrl(body.return_url, 'return_url');
-  const notificationUrl = optionalUrl(body.notification_url, 'notification_url');
-  const threeDSecure = threeDSecureRequest(body.three_d_secure);
-  return {
-    amount, currency: body.currency, installments, card: { number, exp_month, exp_year, cvc }, capture: body.capture === true,
-    ...(returnUrl ? { return_url: returnUrl } : {}),
-    ...(notificationUrl ? { notification_url: notificationUrl } : {}),
-    ...(threeDSecure ? { three_d_secure: threeDSecure } : {}),
-  };
-}
-
-const MAX_URL_LENGTH = 2_048;
-
-function optionalUrl(value: unknown, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH) throw invalid(`${name} must be an absolute http(s) URL`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalid(`${name} must be an absolute http(s) URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(`${name} must be an absolute http(s) URL`);
-  return value;
-}
-
-const EXTERNAL_FIELDS = ['version', 'eci', 'cavv', 'ds_transaction_id'] as const;
-
-function threeDSecureRequest(value: unknown): AuthorizeRequest['three_d_secure'] {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('three_d_secure must be an object');
-  const { requested, external } = value as Record<string, unknown>;
-  if (requested !== undefined && typeof requested !== 'boolean') throw invalid('three_d_secure.requested must be a boolean');
-  if (external === undefined) return { ...(requested !== undefined ? { requested } : {}) };
-  if (typeof external !== 'object' || external === null || Array.isArray(external)) throw invalid('three_d_secure.external must be an object');
-  const data = external as Record<string, unknown>;
-  for (const field of EXTERNAL_FIELDS) {
-    if (typeof data[field] !== 'string' || data[field] === '') throw invalid(`three_d_secure.external.${field} must be a non-empty string`);
-  }
-  const authentication = Object.fromEntries(EXTERNAL_FIELDS.map((field) => [field, data[field]])) as unknown as AuthenticationData;
-  return { ...(requested !== undefined ? { requested } : {}), external: authentication };
 }

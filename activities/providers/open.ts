@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Environment } from '../../db/environments';
-import { ConfigProvider, openConfigProvider, ProviderConfigNotFoundError } from '../../db/providers';
+import { ConfigProvider, openConfigProvider, ProviderConfigNotFoundError } from '../../db/provider-configs';
 import type { Config } from '../../lib/config';
 import type { Vault } from '../../lib/vault';
 import { instrumentAdapter } from '../metrics';

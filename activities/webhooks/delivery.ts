@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { webhookDeliveryAttempts } from '../metrics';
+import { findDelivery, parkDelivery, recordDeliveryAttempt, type WebhookDeliveryRow } from '../../db/webhook-deliveries';
 import {
-  disableEndpoint, findDelivery, findEndpoint, markEndpointFailing, markEndpointHealthy, parkDelivery, recordDeliveryAttempt,
-  type WebhookDeliveryRow, type WebhookEndpointRow,
+  disableEndpoint, findEndpoint, markEndpointFailing, markEndpointHealthy, type WebhookEndpointRow,
 } from '../../db/webhooks';
 import { insertNotifications } from '../../db/notifications';
 import { logger } from '../../lib/logger';

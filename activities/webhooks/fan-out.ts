@@ -1,7 +1,8 @@
 import { findPayment } from '../../db/payments';
 import type { Db } from '../../db/knex';
 import { eventsByIds, type EventRow } from '../../db/events';
-import { deliveriesOfEvents, enabledEndpointsOf, insertDeliveries, type NewDelivery } from '../../db/webhooks';
+import { deliveriesOfEvents, insertDeliveries, type NewDelivery } from '../../db/webhook-deliveries';
+import { enabledEndpointsOf } from '../../db/webhooks';
 import { newId } from '../../lib/ids';
 import { iso } from '../../lib/timestamps';
 import { filterMatches } from '../../lib/webhook-events';

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import type { ProviderConfigFeeRow, RoutingRuleRow } from '../../db/fees-and-rules';
-import type { ProviderConfigWithEmbeds } from '../../db/providers';
+import type { ProviderConfigWithEmbeds } from '../../db/provider-configs';
 import { providerWebhookUrl } from '../../lib/public-urls';
 import { iso } from '../../lib/timestamps';
 import { Resource, Timestamp } from '../schemas';

@@ -1,6 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { iso } from '../../lib/timestamps';
-import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/webhooks';
+import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/webhook-deliveries';
+import type { WebhookEndpointRow } from '../../db/webhooks';
 import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from '../../workflows/webhooks/contract';
 import { Resource, Timestamp } from '../schemas';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { healthSeries, healthWindows, type AnalyticsInterval } from '../../db/provider-health';
-import { findProviderConfig, listProviderConfigs } from '../../db/providers';
+import { findProviderConfig, listProviderConfigs } from '../../db/provider-configs';
 import { routingSettingsOf } from '../../db/routing-settings';
 import { circuitState } from '../../lib/routing/adaptive';
 import { ApiError } from '../errors';

@@ -10,6 +10,7 @@ import { apiKeyRoutes } from './api-keys';
 import { membershipRoutes } from './memberships';
 import { notificationRoutes } from './notifications';
 import { webhookRoutes } from './webhooks';
+import { webhookDeliveryRoutes } from './webhook-deliveries';
 import { paymentRoutes } from './payments';
 import { eventRoutes } from './events';
 import { refundRoutes } from './refunds';
@@ -28,6 +29,7 @@ export const ROUTES: Route[] = [
   ...routingSettingsRoutes,
   ...analyticsRoutes,
   ...webhookRoutes,
+  ...webhookDeliveryRoutes,
   ...paymentRoutes,
   ...eventRoutes,
   ...refundRoutes,

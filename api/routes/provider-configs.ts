@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { createFee, createRoutingRule, deleteFee, deleteRoutingRule, listRoutingRules, updateRoutingRule } from '../../db/fees-and-rules';
 import {
-  createProviderConfig, deleteProviderConfig, findProviderConfig, isMethodOfProvider, listProviderConfigs,
-  MaskedProviderConfig, updateProviderConfig, withFeesAndRules,
-} from '../../db/providers';
+  createProviderConfig, deleteProviderConfig, findProviderConfig, listProviderConfigs, MaskedProviderConfig, updateProviderConfig, withFeesAndRules,
+} from '../../db/provider-configs';
+import { isMethodOfProvider } from '../../db/providers';
 import { Conditions, validateConditions } from '../../lib/routing/conditions';
 import type { Access, AccountScope } from '../auth/access';
 import type { ApiDeps } from '../deps';

@@ -3,7 +3,7 @@ import coBody from 'co-body';
 import type { Environment } from '../../db/environments';
 import { findCharge, findChargeByProviderReference, updateCharge, type ChargeRow } from '../../db/payments';
 import { markProviderEventDelivered, recordProviderEvent, type ProviderEventDelivery } from '../../db/provider-events';
-import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } from '../../db/providers';
+import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } from '../../db/provider-configs';
 import { findRefundWithCharge } from '../../db/refunds';
 import { looksLikeId, newId } from '../../lib/ids';
 import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';

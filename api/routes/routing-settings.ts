@@ -1,4 +1,4 @@
-import { listProviderConfigs } from '../../db/providers';
+import { listProviderConfigs } from '../../db/provider-configs';
 import { findRoutingSettings, mergeRoutingSettings, updateRoutingSettings } from '../../db/routing-settings';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import { ApiError, type FieldError } from '../errors';

@@ -1,8 +1,12 @@
+// The webhook endpoints API: register, change, verify, rotate the secret of, and recover the deliveries
+// of a merchant's endpoints. Delivery reads and replay are webhook-deliveries.ts's.
+
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
+import { replayStore } from '../../db/webhook-deliveries';
 import {
-  deleteEndpoint, findDelivery, findEndpoint, insertEndpoint, listAttempts, listDeliveries, listEndpoints, nextVerificationNumber,
-  replayStore, swapSecrets, updateEndpoint, type EndpointPatch, type WebhookEndpointRow,
+  deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, nextVerificationNumber, swapSecrets, updateEndpoint,
+  type EndpointPatch, type WebhookEndpointRow,
 } from '../../db/webhooks';
 import { looksLikeId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
@@ -14,11 +18,9 @@ import { webhookClient } from '../../workflows/webhooks/client';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
-import {
-  DeliverySchema, DeliveryStatus, EndpointSchema, EndpointStatus, serializeWebhookDelivery, serializeWebhookEndpoint, VerificationSchema,
-} from '../resources/webhooks';
+import { EndpointSchema, EndpointStatus, serializeWebhookEndpoint, VerificationSchema } from '../resources/webhooks';
 import { defineRoute } from '../route';
-import { Id, Metadata, Obj, Pagination } from '../schemas';
+import { Metadata, Obj, Pagination } from '../schemas';
 import { requestTime } from '../validation';
 import { findVisible } from './environment-lookup';
 
@@ -61,11 +63,6 @@ async function locateEndpoint(deps: ApiDeps, access: Access, id: string) {
   });
 }
 
-async function locateDelivery(deps: ApiDeps, access: Access, id: string) {
-  if (!looksLikeId(id, 'whd')) throw ApiError.notFound('webhook delivery');
-  return findVisible(access, 'webhook delivery', (env) => findDelivery(deps.db, env, id));
-}
-
 /** Starts handshake number `n` without waiting for it (create, URL change, re-enable). */
 async function kickOffVerification(deps: ApiDeps, env: Environment, endpointId: string, n: number): Promise<void> {
   try {
@@ -76,19 +73,13 @@ async function kickOffVerification(deps: ApiDeps, env: Environment, endpointId: 
   }
 }
 
-function assertEndpointEnabled(endpoint: WebhookEndpointRow): void {
+/** A delivery goes only to an enabled endpoint: recover and replay refuse any other (409 invalid_state). */
+export function assertEndpointEnabled(endpoint: WebhookEndpointRow): void {
   if (endpoint.status !== 'enabled') {
     throw new ApiError('invalid_state', `The webhook endpoint is ${endpoint.status}; only enabled endpoints receive deliveries.`, {
       status: endpoint.status, endpoint_id: endpoint.id,
     });
   }
-}
-
-
-async function deliveryWithAttempts(deps: ApiDeps, env: Environment, id: string) {
-  const row = await findDelivery(deps.db, env, id);
-  if (!row) throw ApiError.notFound('webhook delivery');
-  return serializeWebhookDelivery(row, await listAttempts(deps.db, env, id));
 }
 
 export const webhookRoutes = [
@@ -293,63 +284,6 @@ export const webhookRoutes = [
       const client = webhookClient(await deps.temporal(), deps.config);
       const recovered = await client.recoverDeliveries(replayStore(deps.db, env), row.id, { since, until });
       return { data: { object: 'webhook_recovery', endpoint_id: row.id, recovered } };
-    },
-  }),
-
-  defineRoute({
-    method: 'get',
-    path: '/webhook-deliveries',
-    tag: 'Webhooks',
-    summary: 'List webhook deliveries, newest first',
-    permission: 'webhook:read',
-    envelope: 'paginated',
-    message: 'Webhook deliveries retrieved',
-    query: Obj({
-      endpoint_id: Type.Optional(Id('we')), event_id: Type.Optional(Id('evt')),
-      status: Type.Optional(DeliveryStatus), ...Pagination,
-    }),
-    response: Type.Array(DeliverySchema),
-    async handler({ query, access, deps }) {
-      const scope = await access.forAccount();
-      const { rows, total } = await listDeliveries(deps.db, scope.environment, scope.account.id,
-        { endpoint_id: query.endpoint_id, event_id: query.event_id, status: query.status }, { page: query.page ?? 1, limit: query.limit ?? 10 });
-      return { data: rows.map((r) => serializeWebhookDelivery(r)), total };
-    },
-  }),
-
-  defineRoute({
-    method: 'get',
-    path: '/webhook-deliveries/:id',
-    tag: 'Webhooks',
-    summary: 'Get a webhook delivery with its attempts and their response bodies',
-    permission: 'webhook:read',
-    message: 'Webhook delivery retrieved',
-    params: Params,
-    response: DeliverySchema,
-    async handler({ params, access, deps }) {
-      const { env, row } = await locateDelivery(deps, access, params.id);
-      return { data: await deliveryWithAttempts(deps, env, row.id) };
-    },
-  }),
-
-  defineRoute({
-    method: 'post',
-    path: '/webhook-deliveries/:id/replay',
-    tag: 'Webhooks',
-    summary: 'Send a delivery again now (same webhook-id); a retrying one skips its wait',
-    permission: 'webhook:write',
-    errors: ['invalid_state', 'conflict', 'temporal_unavailable'],
-    message: 'Webhook delivery replay started',
-    params: Params,
-    response: DeliverySchema,
-    async handler({ params, access, deps }) {
-      const { env, row } = await locateDelivery(deps, access, params.id);
-      const endpoint = await findEndpoint(deps.db, env, row.endpoint_id);
-      if (!endpoint || endpoint.deleted) throw new ApiError('invalid_state', 'The webhook endpoint of this delivery was deleted.', { status: 'deleted', endpoint_id: row.endpoint_id });
-      assertEndpointEnabled(endpoint);
-      const client = webhookClient(await deps.temporal(), deps.config);
-      if ((await client.resendDelivery(replayStore(deps.db, env), row)) === 'skipped') throw new ApiError('conflict', 'The delivery changed while it was being replayed; try again.');
-      return { data: await deliveryWithAttempts(deps, env, row.id) };
     },
   }),
 ];

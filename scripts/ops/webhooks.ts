@@ -1,8 +1,7 @@
 /** `npm run ops -- webhooks:…`: dead-lettered deliveries, replay one, recover an endpoint's window. */
 import type { Environment } from '../../db/environments';
-import {
-  findDelivery, findEndpoint as findEndpointRow, listDeadLettered, replayStore, type WebhookDeliveryRow, type WebhookEndpointRow,
-} from '../../db/webhooks';
+import { findDelivery, listDeadLettered, replayStore, type WebhookDeliveryRow } from '../../db/webhook-deliveries';
+import { findEndpoint as findEndpointRow, type WebhookEndpointRow } from '../../db/webhooks';
 import { webhookClient } from '../../workflows/webhooks/client';
 import {
   type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, inEnvironments, iso, notFound, onePositional, parseLimit, parseTime, print, table, usage,

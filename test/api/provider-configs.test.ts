@@ -1,7 +1,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logger } from '../../lib/logger';
-import { loadProviderCredentials as loadConfigCredentials, loadRoutingInputs } from '../../db/providers';
+import { loadProviderCredentials as loadConfigCredentials } from '../../db/provider-configs';
+import { loadRoutingInputs } from '../../db/providers';
 import { buildRoutingPlan } from '../../lib/routing/plan';
 import { DEFAULT_ROUTING_SETTINGS } from '../../lib/routing/adaptive-contract';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';

@@ -1,26 +1,23 @@
 // The `adyen` adapter (docs/connectors.md#adyen): Checkout API v71 through Adyen's official Node library,
 // every answer normalized to a ProviderOutcome. The library builds the requests and reads the answers;
-// the HTTP is ours (undici), so the call goes to the configured base URL (the library opens HTTPS only,
-// to Adyen's hosts) and one timeout bounds all of it. The PAN goes into the /payments request and
+// the HTTP is ours (undici, transport.ts), so the call goes to the configured base URL (the library opens
+// HTTPS only, to Adyen's hosts) and one timeout bounds all of it. The PAN goes into the /payments request and
 // nowhere else; the API key lives in a per-call library client, in activity memory only.
 
-import { CheckoutAPI, Client, EnvironmentEnum, HttpClientException, Types } from '@adyen/api-library';
+import { CheckoutAPI, Types } from '@adyen/api-library';
 import { createHash } from 'node:crypto';
-import { Agent, request } from 'undici';
-import {
-  ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION, ADYEN_TEST_API_BASE, adyenLiveApiBase, type AdyenCredentials,
-} from '../../../lib/providers/adyen';
+import { ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION } from '../../../lib/providers/adyen';
 import { withReason } from '../answer-guard';
-import { recordExchange as record, redactSecrets } from '../exchange';
-import { errorCode, isObject, parseJson } from '../wire';
+import { recordExchange as record } from '../exchange';
 import type {
   AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
-  ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ReverseInput, ThreeDSecureRequest, VoidInput,
+  ProviderAdapter, ProviderExchange, ProviderOutcome, RefundInput, ReverseInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
 import {
-  answersFor, errorOutcome, heldModification, heldPayment, modificationOutcome, paymentOutcome, type ModificationResponse,
+  answersFor, heldModification, heldPayment, modificationOutcome, paymentOutcome, type ModificationResponse,
 } from './answers';
-import { authenticationOf, parseAdyenWebhook, withoutCardData } from './notifications';
+import { authenticationOf, parseAdyenWebhook } from './notifications';
+import { createAdyenTransport, type Call } from './transport';
 
 export interface AdyenAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port): where requests go instead of Adyen's endpoint. */
@@ -44,8 +41,6 @@ export interface AdyenAdapter extends ProviderAdapter {
   completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
 }
 
-export const DEFAULT_TIMEOUT_MS = 10_000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
 /**
  * Adyen reports a refund the card scheme or issuer returned after its REFUND succeeded as
  * REFUNDED_REVERSED; that comes within weeks, so a refund is watched for 30 days after it succeeded.
@@ -65,119 +60,11 @@ export const LATE_AUTHORIZATION_WINDOW_MS = 7 * 24 * 3_600_000;
 /** For an authorize without a returnUrl (direct adapter use): Adyen requires one even where no redirect happens. */
 export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 
-// Errors raised before the request could reach Adyen: safe to try another provider. Anything else after
-// sending (timeouts, resets) leaves the outcome unknown.
-const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
-type HttpClient = NonNullable<ConstructorParameters<typeof Client>[1]>;
-
-/** What went over the wire in one call, as our HTTP client saw it. */
-interface Wire {
-  status?: number;
-  body?: unknown;
-}
-
-interface Call<T> {
-  operation: ProviderOperation;
-  idempotencyKey: string;
-  path: string;
-  /** What the exchange record shows of the request: an allow-list, never the card. */
-  summary: Record<string, unknown>;
-  send: (checkout: CheckoutAPI, merchantAccount: string) => Promise<T>;
-}
-
-type Reply<T> =
-  | { kind: 'ok'; value: T; exchange: Omit<ProviderExchange, 'outcome'> }
-  | { kind: 'error'; outcome: ProviderOutcome; providerCode?: string; exchange: Omit<ProviderExchange, 'outcome'> };
-
 export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdapter {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const defaultReturnUrl = options.returnUrl ?? DEFAULT_RETURN_URL;
-  const live = options.environment === 'production';
-  const agent = new Agent({
-    connect: { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+  const { send } = createAdyenTransport({
+    apiBase: options.apiBase, live: options.environment === 'production', timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs,
   });
-
-  /** Where the call goes: the api_base, else Adyen's test or live endpoint (the latter under the account's prefix). */
-  function baseUrl(credentials: Partial<AdyenCredentials>): string | undefined {
-    if (options.apiBase) return new URL(options.apiBase).origin;
-    if (!live) return ADYEN_TEST_API_BASE;
-    return credentials.live_url_prefix ? adyenLiveApiBase(credentials.live_url_prefix) : undefined;
-  }
-
-  /** The library's HTTP hook: its request, sent by undici to `base` and bounded by the timeout; `wire` keeps the answer. */
-  function httpClient(base: string, wire: Wire): HttpClient {
-    return {
-      async request(endpoint, json, config, _apiKeyRequired, requestOptions) {
-        const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-        if (config.apiKey) headers['x-api-key'] = config.apiKey;
-        if (requestOptions?.idempotencyKey) headers['idempotency-key'] = requestOptions.idempotencyKey;
-        const response = await request(rebased(endpoint, base, requestOptions?.params), {
-          method: requestOptions?.method === 'GET' ? 'GET' : 'POST',
-          headers,
-          body: json || undefined,
-          dispatcher: agent,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const text = await response.body.text();
-        wire.status = response.statusCode;
-        wire.body = parseJson(text);
-        if (response.statusCode >= 200 && response.statusCode < 300) return text;
-        const apiError = isObject(wire.body) ? wire.body : undefined;
-        throw new HttpClientException({
-          message: `HTTP ${response.statusCode}`,
-          statusCode: response.statusCode,
-          errorCode: typeof apiError?.errorCode === 'string' ? apiError.errorCode : undefined,
-          responseBody: text,
-        });
-      },
-    };
-  }
-
-  async function send<T>(credentials: Record<string, unknown>, call: Call<T>): Promise<Reply<T>> {
-    const startedAt = new Date();
-    const started = performance.now();
-    const wire: Wire = {};
-    const exchange = (error?: string): Omit<ProviderExchange, 'outcome'> => ({
-      operation: call.operation,
-      idempotency_key: call.idempotencyKey,
-      request: { method: 'POST', path: call.path, body: call.summary },
-      ...(wire.status !== undefined ? { response: { status: wire.status, body: redactSecrets(withoutCardData(wire.body)) } } : {}),
-      ...(error ? { error } : {}),
-      started_at: startedAt.toISOString(),
-      duration_ms: Math.round(performance.now() - started),
-    });
-    const given = credentials as Partial<AdyenCredentials>;
-    const base = baseUrl(given);
-    if (!base) {
-      const error = 'live_url_prefix missing: a live adyen config needs it (or the provider a config.api_base)';
-      return { kind: 'error', outcome: { kind: 'transport_error', error }, exchange: exchange(error) };
-    }
-    // The library's environment only picks the host our HTTP client replaces; LIVE insists on a prefix.
-    const client = new Client({
-      apiKey: given.api_key,
-      environment: live && given.live_url_prefix ? EnvironmentEnum.LIVE : EnvironmentEnum.TEST,
-      liveEndpointUrlPrefix: given.live_url_prefix,
-    }, httpClient(base, wire));
-    try {
-      const value = await call.send(new CheckoutAPI(client), given.merchant_account ?? '');
-      return { kind: 'ok', value, exchange: exchange() };
-    } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
-      if (wire.status !== undefined && (wire.status < 200 || wire.status >= 300)) {
-        const { outcome, providerCode } = errorOutcome(call.operation, wire.status, wire.body);
-        return { kind: 'error', outcome, providerCode, exchange: exchange() };
-      }
-      // Answered 2xx but unreadable: money may have moved.
-      if (wire.status !== undefined) return { kind: 'error', outcome: { kind: 'unknown', error: `unreadable answer: ${text}` }, exchange: exchange(text) };
-      const code = errorCode(err);
-      const error = `${code ?? (err instanceof Error ? err.name : 'error')}: ${text}`;
-      const outcome: ProviderOutcome = code && NOT_DELIVERED.has(code) ? { kind: 'transport_error', error } : { kind: 'unknown', error };
-      return { kind: 'error', outcome, exchange: exchange(error) };
-    }
-  }
 
   async function operate<T>(credentials: Record<string, unknown>, call: Call<T>, read: (value: T) => { outcome: ProviderOutcome; providerCode?: string }): Promise<OperationOutput> {
     const reply = await send(credentials, call);
@@ -372,13 +259,4 @@ function missingAmount(input: CaptureInput | RefundInput, operation: 'capture' |
     error: outcome.message, started_at: new Date().toISOString(), duration_ms: 0,
   };
   return { outcome, exchange: record(exchange, outcome) };
-}
-
-/** The library's endpoint (Adyen's host, `/v71/…`) moved onto our base URL. */
-function rebased(endpoint: string, base: string, params: ConstructorParameters<typeof URLSearchParams>[0] | undefined): string {
-  const { pathname } = new URL(endpoint);
-  const at = pathname.indexOf(`/${ADYEN_CHECKOUT_VERSION}/`);
-  if (at < 0) throw new Error(`not a Checkout ${ADYEN_CHECKOUT_VERSION} endpoint: ${endpoint}`);
-  const query = params ? `?${new URLSearchParams(params).toString()}` : '';
-  return `${base}${pathname.slice(at)}${query}`;
 }

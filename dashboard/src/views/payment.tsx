@@ -1,5 +1,5 @@
 import { Fragment, type ComponentChildren } from 'preact';
-import type { Client } from '../api';
+import type { Client, Payment } from '../api';
 import { Empty, ErrorState, Id, Link, Loading, Section, Status, Time, useResource } from '../components';
 import { duration, humanize, money, relative, when } from '../format';
 
@@ -16,7 +16,6 @@ export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: st
   if (res.error) return <div class="page"><Back /><ErrorState error={res.error} retry={res.reload} /></div>;
   if (!res.data) return <div class="page"><Back /><Loading /></div>;
   const { payment: p, configs } = res.data;
-  const plan = p.routing_plans?.[0];
   const name = (configId: string | null) => (configId && configs.get(configId)) || p.charges?.find((c) => c.payment_provider_config_id === configId)?.payment_provider_config_snapshot?.name;
 
   return (
@@ -91,46 +90,8 @@ export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: st
         )}
       </Section>
 
-      <Section title="Routing plan" count={plan?.candidates.length}>
-        {!plan ? <Empty title="Not routed yet">The routing plan is built when the payment is confirmed.</Empty> : plan.candidates.length === 0 ? (
-          <Empty title="No eligible provider">No active provider config matched this payment.</Empty>
-        ) : (
-          <ol class="candidates" data-testid="routing-plan">
-            {plan.candidates.map((c, i) => {
-              const charge = p.charges?.find((ch) => ch.attempt_no === i + 1);
-              const current = plan.current_index === i;
-              return (
-                <li key={`${c.payment_provider_config_id}-${i}`} class={current ? 'current' : ''}>
-                  <span class="rank">{i + 1}</span>
-                  <div class="cand-main">
-                    <div>{name(c.payment_provider_config_id) ?? c.payment_provider_config_id} {current ? <span class="badge badge-blue">current</span> : null}</div>
-                    <div class="muted small"><code>{c.payment_provider_config_id}</code>{c.reason ? ` · ${c.reason}` : ''}</div>
-                    {c.ranking ? <div class="small" data-testid="ranking">{humanize(c.ranking.strategy)}: {c.ranking.note}</div> : null}
-                  </div>
-                  <div class="cand-fee">{c.estimated_fee !== null ? <>est. fee {money(c.estimated_fee, p.currency)}</> : <span class="muted">fee unknown</span>}</div>
-                  <div class="cand-outcome">{charge ? <Status value={charge.status} /> : <span class="muted small">not tried</span>}</div>
-                </li>
-              );
-            })}
-          </ol>
-        )}
-      </Section>
-
-      <Section title="Timeline" count={p.events?.length ?? 0}>
-        {!p.events?.length ? <Empty title="No events" /> : (
-          <ol class="timeline" data-testid="timeline">
-            {[...p.events].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map((e) => (
-              <li key={e.id} class={`tl-${e.event.split('.').pop()}`}>
-                <div class="tl-dot" />
-                <div class="tl-body">
-                  <div class="tl-title">{humanize(e.event)} <code class="muted small">{e.event}</code></div>
-                  <div class="muted small">{when(e.created_at)}{e.actor_type ? ` · by ${e.actor_type}${e.actor_id ? ` ${e.actor_id}` : ''}` : ''}{e.charge_id ? ` · ${e.charge_id}` : ''}</div>
-                </div>
-              </li>
-            ))}
-          </ol>
-        )}
-      </Section>
+      <RoutingPlanSection payment={p} name={name} />
+      <Timeline events={p.events} />
 
       {Object.keys(p.metadata ?? {}).length ? (
         <Section title="Metadata">
@@ -138,6 +99,57 @@ export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: st
         </Section>
       ) : null}
     </div>
+  );
+}
+
+/** The candidates the payment was routed over, best first, each beside the charge its attempt made. */
+function RoutingPlanSection({ payment: p, name }: { payment: Payment; name: (configId: string | null) => string | undefined }) {
+  const plan = p.routing_plans?.[0];
+  return (
+    <Section title="Routing plan" count={plan?.candidates.length}>
+      {!plan ? <Empty title="Not routed yet">The routing plan is built when the payment is confirmed.</Empty> : plan.candidates.length === 0 ? (
+        <Empty title="No eligible provider">No active provider config matched this payment.</Empty>
+      ) : (
+        <ol class="candidates" data-testid="routing-plan">
+          {plan.candidates.map((c, i) => {
+            const charge = p.charges?.find((ch) => ch.attempt_no === i + 1);
+            const current = plan.current_index === i;
+            return (
+              <li key={`${c.payment_provider_config_id}-${i}`} class={current ? 'current' : ''}>
+                <span class="rank">{i + 1}</span>
+                <div class="cand-main">
+                  <div>{name(c.payment_provider_config_id) ?? c.payment_provider_config_id} {current ? <span class="badge badge-blue">current</span> : null}</div>
+                  <div class="muted small"><code>{c.payment_provider_config_id}</code>{c.reason ? ` · ${c.reason}` : ''}</div>
+                  {c.ranking ? <div class="small" data-testid="ranking">{humanize(c.ranking.strategy)}: {c.ranking.note}</div> : null}
+                </div>
+                <div class="cand-fee">{c.estimated_fee !== null ? <>est. fee {money(c.estimated_fee, p.currency)}</> : <span class="muted">fee unknown</span>}</div>
+                <div class="cand-outcome">{charge ? <Status value={charge.status} /> : <span class="muted small">not tried</span>}</div>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </Section>
+  );
+}
+
+function Timeline({ events }: { events: Payment['events'] }) {
+  return (
+    <Section title="Timeline" count={events?.length ?? 0}>
+      {!events?.length ? <Empty title="No events" /> : (
+        <ol class="timeline" data-testid="timeline">
+          {[...events].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map((e) => (
+            <li key={e.id} class={`tl-${e.event.split('.').pop()}`}>
+              <div class="tl-dot" />
+              <div class="tl-body">
+                <div class="tl-title">{humanize(e.event)} <code class="muted small">{e.event}</code></div>
+                <div class="muted small">{when(e.created_at)}{e.actor_type ? ` · by ${e.actor_type}${e.actor_id ? ` ${e.actor_id}` : ''}` : ''}{e.charge_id ? ` · ${e.charge_id}` : ''}</div>
+              </div>
+            </li>
+          ))}
+        </ol>
+      )}
+    </Section>
   );
 }
 

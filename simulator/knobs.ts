@@ -1,0 +1,59 @@
+// The simulator's failure knobs (docs/sandbox-processor.md): outages, latency, lost answers and forced
+// declines, set per request by `X-Simulate` or for every request by POST /_inspect/faults. How they are
+// read and how a decline is drawn from them, apart from the server that applies them.
+
+import { invalid } from './requests';
+
+export interface SimulateKnobs {
+  outage?: boolean;
+  latency_ms?: number;
+  blackhole?: boolean;
+  /** The work is done and recorded, then answered 500: a processor that fails after charging (a repeat of the key gets the real answer). */
+  error_after_work?: boolean;
+  decline_rate?: number;
+  /** Share of new authorizations declined with the soft `issuer_unavailable` (another provider may approve). */
+  soft_decline_rate?: number;
+  /** A challenged charge declines with this code after the cardholder authenticated (instead of the card's own outcome). */
+  decline_after_authentication?: string;
+}
+
+const MAX_LATENCY_MS = 60_000;
+const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication'];
+
+export function parseKnobs(header: string): SimulateKnobs {
+  if (!header) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(header);
+  } catch {
+    throw invalid('X-Simulate must be a JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('X-Simulate must be a JSON object');
+  const knobs = value as Record<string, unknown>;
+  const { outage, latency_ms, blackhole, error_after_work, decline_rate, soft_decline_rate, decline_after_authentication: after } = knobs;
+  const unknown = Object.keys(knobs).filter((key) => !KNOBS.includes(key));
+  if (after !== undefined && !(typeof after === 'string' && /^[a-z_]{1,40}$/.test(after))) throw invalid('decline_after_authentication must be a decline code');
+  if (unknown.length > 0) throw invalid(`unknown X-Simulate knob ${unknown.join(', ')}`);
+  if (outage !== undefined && typeof outage !== 'boolean') throw invalid('outage must be a boolean');
+  if (blackhole !== undefined && typeof blackhole !== 'boolean') throw invalid('blackhole must be a boolean');
+  if (error_after_work !== undefined && typeof error_after_work !== 'boolean') throw invalid('error_after_work must be a boolean');
+  if (latency_ms !== undefined && !(Number.isInteger(latency_ms) && (latency_ms as number) >= 0 && (latency_ms as number) <= MAX_LATENCY_MS)) {
+    throw invalid(`latency_ms must be an integer from 0 to ${MAX_LATENCY_MS}`);
+  }
+  for (const [name, rate] of Object.entries({ decline_rate, soft_decline_rate })) {
+    if (rate !== undefined && !(typeof rate === 'number' && rate >= 0 && rate <= 1)) throw invalid(`${name} must be a number from 0 to 1`);
+  }
+  return knobs as SimulateKnobs;
+}
+
+/**
+ * The decline the rate knobs force on a new authorization, from one draw in [0, 1): below decline_rate
+ * the hard `card_declined`, then for the next soft_decline_rate of the interval the soft
+ * `issuer_unavailable` (so each is its own share of authorizations when the other is 0).
+ */
+export function drawnDecline(knobs: SimulateKnobs, draw: number): string | undefined {
+  const hard = knobs.decline_rate ?? 0;
+  if (draw < hard) return 'card_declined';
+  if (draw < hard + (knobs.soft_decline_rate ?? 0)) return 'issuer_unavailable';
+  return undefined;
+}
