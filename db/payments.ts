@@ -68,6 +68,8 @@ export interface PaymentRow {
   needs_attention_at: Date | null;
   /** 0 when inserted, one more with every update (a trigger sets it: no writer can forget it). */
   version: number;
+  /** The workflow run that wrote the row (docs/security.md §16): a later run of the same payment writes nothing. */
+  workflow_run_id: string | null;
 }
 
 export type ChargeStatus =
@@ -191,7 +193,7 @@ export async function findPayments(db: Knex, env: Environment, ids: string[]): P
 
 export type NewPayment = Pick<PaymentRow,
   'id' | 'account_id' | 'customer_id' | 'checkout_session_id' | 'amount' | 'currency' | 'auto_capture' | 'secure_mode'
-  | 'installments' | 'routing' | 'metadata'>;
+  | 'installments' | 'routing' | 'metadata'> & Partial<Pick<PaymentRow, 'workflow_run_id'>>;
 
 /**
  * A new payment's row as its insert writes it: CREATED, or as `confirmed` leaves it (a create that carries
@@ -206,6 +208,7 @@ export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: 
     payment_method_id: null, status: 'CREATED', routing_origin: 'MERCHANT_DIRECT',
     amount_capturable: 0, amount_received: 0, amount_refunded: 0, cancellation_reason: null, last_error: null,
     pending_operation: null, next_action: null, return_url: null, needs_attention_reason: null, needs_attention_at: null,
+    workflow_run_id: payment.workflow_run_id ?? null,
     ...confirmed,
     created_at: at, updated_at: at, version: 0,
   };

@@ -5,6 +5,13 @@ import { parseVaultKeys, type VaultKey } from './vault-keys';
 const PURPOSES = ['encryption', 'command-seal', 'fingerprint'] as const;
 type Purpose = (typeof PURPOSES)[number];
 
+/**
+ * The seal purposes that were sealed before keys had ids, and so may still have an id-less seal in
+ * flight: only refunds. Every later purpose (payment commands) exists only with key ids, so an id-less
+ * seal of one is refused.
+ */
+export const LEGACY_SEAL_PURPOSES: readonly string[] = ['refund'];
+
 /** A ring key with its derived purpose keys. */
 interface RingKey { id: string; raw: Buffer; derived: Record<Purpose, Buffer> }
 
@@ -110,12 +117,12 @@ export class Vault {
   /**
    * Whether `seal` is this vault's seal of `text` for `purpose` (compared in constant time), under the
    * key it names; an id-less seal (made before keys had ids, by a command still in flight) is checked
-   * against each ring key's raw bytes.
+   * against each ring key's raw bytes, for a purpose of LEGACY_SEAL_PURPOSES only.
    */
   sealed(purpose: string, text: string, seal: string | undefined): boolean {
     if (!seal) return false;
     const dot = seal.indexOf('.');
-    if (dot < 0) return this.ring.some((key) => equalInConstantTime(seal, this.mac(key.raw, purpose, text)));
+    if (dot < 0) return LEGACY_SEAL_PURPOSES.includes(purpose) && this.ring.some((key) => equalInConstantTime(seal, this.mac(key.raw, purpose, text)));
     const key = this.ring.find((k) => k.id === seal.slice(0, dot));
     return !!key && equalInConstantTime(seal.slice(dot + 1), this.mac(key.derived['command-seal'], purpose, text));
   }

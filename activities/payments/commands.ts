@@ -2,7 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { appendEventsToPublish } from '../../db/events';
 import { eraseSingleUseCards } from '../../db/payment-methods';
-import { ChargeRow, findCharge, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
+import { ChargeRow, findCharge, findPayment, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
+import { claimCommand } from '../../db/payment-commands';
 import type { Environment } from '../../db/environments';
 import {
   allows, operationKey, PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
@@ -17,7 +18,7 @@ import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { chargeEvent, paymentEvent } from './events';
 import { MissingRowError } from '../../lib/data-errors';
-import { commandSeals } from './seals';
+import { commandSeals, refuseCommand } from './seals';
 
 interface Recording extends PaymentRef { chargeId: string; context: RequestContext }
 
@@ -91,6 +92,29 @@ async function recordPending(db: Knex, env: Environment, args: Recording, charge
 export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'captureCharge' | 'cancelPayment' | 'settleOperation'> {
   const { db } = deps;
   const seals = commandSeals(deps.vault);
+
+  /**
+   * A capture moves only what its seal says: the payment's own charge, and the sealed amount, or with
+   * none sealed the whole authorization as the workflow computes it (the payment's amount).
+   */
+  async function checkCapture(args: CaptureArgs, charge: ChargeRow): Promise<void> {
+    const refuse = (why: string) => refuseCommand(args.environment, args.paymentId, 'capture', why);
+    if (charge.payment_id !== args.paymentId) refuse('the charge is not this payment\'s');
+    const sealed = args.command?.amount ?? Number((await findPayment(db, args.environment, args.paymentId))?.amount);
+    if (args.amount !== sealed) refuse('the amount is not the one sealed');
+  }
+
+  /**
+   * Claims the capture's one-time command id for this capture (its processor key): a retry of it goes on,
+   * its seal copied from history into a new capture (after a refused one) is refused.
+   */
+  async function claimCapture(args: CaptureArgs, commandId: string): Promise<void> {
+    const usedBy = operationKey(args.chargeId, 'capture', args.sequence);
+    if (!(await claimCommand(db, args.environment, { paymentId: args.paymentId, commandId, kind: 'capture', usedBy }))) {
+      refuseCommand(args.environment, args.paymentId, 'capture', 'its command was used already');
+    }
+  }
+
   return {
     /**
      * Manual capture of an AUTHORIZED payment (partial allowed); the rest of the authorization is
@@ -98,13 +122,15 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
      * AUTHORIZED, shows the pending capture, and its notification completes it (settleOperation).
      */
     async captureCharge(args: CaptureArgs): Promise<CaptureResult> {
-      seals.capture(args);
+      const commandId = seals.capture(args);
       const env = args.environment;
       const charge = await findCharge(db, env, args.chargeId);
       if (!charge) throw new MissingRowError('charge', args.chargeId);
+      await checkCapture(args, charge);
       if (charge.status === 'CAPTURED') {
         return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
       }
+      await claimCapture(args, commandId);
       const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
       const result = await withHeartbeat(adapter.capture({
         credentials, idempotencyKey: operationKey(args.chargeId, 'capture', args.sequence), providerReference: charge.provider_reference ?? '', amount: args.amount, currency: charge.currency,

@@ -5,7 +5,8 @@ import { customersByIds, insertGuestCustomer } from '../../db/customers';
 import { findUsableCard, singleUseCardsErasure, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, newPaymentRow, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
-import { findRoutingPlan, routingPlanInsert } from '../../db/routing-plans';
+import { findRoutingPlan, routingPlanInsert, routingPlanInsertWithFirst } from '../../db/routing-plans';
+import { claimCommand, commandClaimWithFirst } from '../../db/payment-commands';
 import { onlyWithFirst, type Alongside } from '../../db/knex';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
@@ -20,7 +21,7 @@ import { PAYMENT_METHOD_UNAVAILABLE } from './outcomes';
 import { MissingRowError } from '../../lib/data-errors';
 import { withArticle } from '../../lib/errors';
 import { allows, UNSEALED_COMMAND } from '../../workflows/payments/contract';
-import { commandSeals } from './seals';
+import { commandSeals, currentRunId, refuseCommand } from './seals';
 
 /**
  * Which card the payment `row` may be charged with: the one it was told, re-checked against the
@@ -149,13 +150,13 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
    * PROCESSING (or FAILED) with `plannedPatch` (Alongside, db/knex.ts): the plan, and when nothing can take
    * the payment, its single-use card used up (a confirm that ends here has used it, as one that ends
    * after attempts has). Both are idempotent: a retry writes nothing twice. `withRow`: they go in with
-   * the payment's insert (alongside_0), and the card is used up only if the row is written — a retry that
-   * finds the row keeps the plan its first try stored, whose candidates may still need the card.
+   * the payment's insert (alongside_0), only if the row is written — a retry that finds the row keeps the
+   * plan its first try stored (whose candidates may still need the card), and a row another run wrote gets none.
    */
   function planStatements(q: Knex, args: PlanArgs, planned: Planned, withRow = false): Alongside[] {
     const env = args.environment;
     const { hints, routingPlan } = planned;
-    const plan = routingPlanInsert(q, env, {
+    const plan = (withRow ? routingPlanInsertWithFirst : routingPlanInsert)(q, env, {
       id: args.routingPlanId,
       account_id: args.accountId,
       payment_id: args.paymentId,
@@ -179,7 +180,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     return {
       id: input.paymentId,
       account_id: input.accountId,
-      customer_id: input.guestCustomer?.id ?? input.customerId ?? null,
+      // The sealed customer; a legacy input's guest only where none is sealed (seals.start refuses a disagreeing one).
+      customer_id: input.customerId ?? input.guestCustomer?.id ?? null,
       checkout_session_id: input.checkoutSessionId ?? null,
       amount: input.amount,
       currency: input.currency,
@@ -188,7 +190,28 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       installments: input.installments,
       routing: input.routing ?? {},
       metadata: input.metadata ?? {},
+      workflow_run_id: currentRunId() ?? null,
     };
+  }
+
+  /**
+   * Refuses a start whose payment row another workflow run wrote: a closed payment's workflow started
+   * again with its start seal copied from history writes nothing, not even a guest customer. Answers
+   * whether the row is there (an earlier try of this run wrote it). Asked before a legacy guest's row is
+   * written, and otherwise only once the row's insert found it there (no read on the way of a create).
+   */
+  async function writtenByThisRun(input: PaymentInput): Promise<boolean> {
+    const row = await findPayment(db, input.environment, input.paymentId);
+    if (row && row.workflow_run_id !== (currentRunId() ?? null)) {
+      refuseCommand(input.environment, input.paymentId, 'start', 'its payment was written by another workflow run');
+    }
+    return !!row;
+  }
+
+  /** Claims a confirm's one-time command id for its plan: a confirm seal used already (copied from history) is refused. */
+  async function claimConfirm(args: PlanArgs, commandId: string): Promise<void> {
+    const claim = { paymentId: args.paymentId, commandId, kind: 'confirm' as const, usedBy: args.routingPlanId };
+    if (!(await claimCommand(db, args.environment, claim))) refuseCommand(args.environment, args.paymentId, 'confirm', 'its command was used already');
   }
 
   /** Appends the events of one transaction; answers the ids to fan out (none when nobody listens). */
@@ -197,11 +220,12 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   async function planRoute(args: PlanArgs): Promise<PlanResult> {
-    seals.confirm(args);
+    const commandId = seals.confirm(args);
     const existing = await findRoutingPlan(db, args.environment, args.routingPlanId);
     if (existing) {
       return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
     }
+    await claimConfirm(args, commandId);
     const payment = await findPayment(db, args.environment, args.paymentId);
     if (!payment) throw new MissingRowError('payment', args.paymentId);
     // A new plan only for a payment its row says may be confirmed: a sealed confirm sent again to a
@@ -220,10 +244,14 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     /** Writes the payment row (and a guest customer) and `payment_intent.created`, in one statement. Idempotent. */
     async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
       seals.start(input);
+      if (input.guestCustomer && (await writtenByThisRun(input))) return { eventIds: [] };
       await writeGuestCustomer(input);
       const row = newPaymentRow(newPaymentOf(input), {}, new Date());
       const created = paymentEvent(input, 'payment_intent.created', row, input.context);
-      return { eventIds: await appendEventsOfWrite(db, input.environment, input.accountId, [created], paymentInsert(db, input.environment, row)) ?? [] };
+      const eventIds = await appendEventsOfWrite(db, input.environment, input.accountId, [created], paymentInsert(db, input.environment, row));
+      // The row was there: an earlier try of this run wrote it, or another run did (refused).
+      if (!eventIds) await writtenByThisRun(input);
+      return { eventIds: eventIds ?? [] };
     },
 
     /**
@@ -256,7 +284,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs, withRow?: WithRow): ReturnType<CreateAndPlan> {
     const env = input.environment;
     seals.start(input);
-    seals.confirm(args);
+    const commandId = seals.confirm(args);
+    // This run's earlier try wrote the row with its plan: that plan is found (planRoute).
+    if (input.guestCustomer && (await writtenByThisRun(input))) return { plan: await planRoute(args) };
     await writeGuestCustomer(input);
     // Planned from the row about to be written, which is then written once, as the plan leaves it: the
     // row, its plan and both events in one statement, so no transaction is needed around them. The reads
@@ -268,11 +298,16 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     const created = paymentEvent(input, 'payment_intent.created', { ...row, ...asCreated(payment) }, input.context);
     // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
     const also = withRow ? await withRow({ routingPlanId: args.routingPlanId, candidates: planned.planned }, row) : [];
+    // The confirm's command id is used with the row (a fresh payment's: no id of it can be used yet).
+    const claim = commandClaimWithFirst(db, env, { paymentId: args.paymentId, commandId, kind: 'confirm', usedBy: args.routingPlanId });
     const eventIds = await appendEventsOfWrite(
-      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also],
+      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also, claim],
     );
-    // The row was there already: written with its plan by an earlier try (which finds that plan).
-    if (!eventIds) return { plan: await planRoute(args) };
+    // The row was there already: written with its plan by an earlier try of this run (which finds that plan), or by another run (refused).
+    if (!eventIds) {
+      await writtenByThisRun(input);
+      return { plan: await planRoute(args) };
+    }
     return { plan: { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds }, written: { payment: row, card: planned.card } };
   }
 }

@@ -1,6 +1,9 @@
 import { findAccountSetting } from '../../db/accounts';
 import { parseReturnUrlHosts, RETURN_URL_HOSTS, returnUrlHostAllowed } from '../../lib/return-url-hosts';
-import { PAYMENT_SEAL_PURPOSE, paymentCommand, type ConfirmInput, type PaymentCommand, type PaymentInput } from '../../workflows/payments/contract';
+import { newUlid } from '../../lib/ids';
+import {
+  carriedSeal, PAYMENT_SEAL_PURPOSE, paymentCommand, startCommand, type ConfirmInput, type PaymentCommand, type PaymentInput,
+} from '../../workflows/payments/contract';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 
@@ -14,21 +17,26 @@ export function sealOf(deps: Pick<ApiDeps, 'vault'>, command: PaymentCommand): s
   return deps.vault.seal(PAYMENT_SEAL_PURPOSE, paymentCommand(command));
 }
 
-/** The start's input with its seal over whose payment it is, how much, in what currency, for which customer. */
+/** The start's input with its seal over every fact its payment row, customer and timers are made from. */
 export function sealedStart(deps: Pick<ApiDeps, 'vault'>, input: PaymentInput): PaymentInput {
-  return {
-    ...input,
-    seal: sealOf(deps, {
-      kind: 'start', paymentId: input.paymentId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment,
-      customerId: input.customerId, amount: input.amount, currency: input.currency, autoCapture: input.autoCapture,
-    }),
-  };
+  return { ...input, seal: sealOf(deps, startCommand(input)) };
 }
 
-/** A confirm with its seal over the card, the return_url, the installments and the routing hints. */
+/** A fresh one-time id for a confirm or capture (its seal covers it; the activity refuses it used twice). */
+const newCommandId = () => `cmd_${newUlid()}`;
+
+/** A confirm with its seal over its command id, the card, the return_url, the installments and the routing hints. */
 export function sealedConfirm(deps: Pick<ApiDeps, 'vault'>, paymentId: string, confirm: ConfirmInput): ConfirmInput {
   const { paymentMethodId, returnUrl, installments, routing } = confirm;
-  return { ...confirm, seal: sealOf(deps, { kind: 'confirm', paymentId, paymentMethodId, returnUrl, installments, routing }) };
+  const commandId = newCommandId();
+  const seal = sealOf(deps, { kind: 'confirm', paymentId, commandId, paymentMethodId, returnUrl, installments, routing });
+  return { ...confirm, seal: carriedSeal(commandId, seal) };
+}
+
+/** A capture's seal over its command id and the amount asked for (none: the whole authorization). */
+export function sealedCapture(deps: Pick<ApiDeps, 'vault'>, paymentId: string, amount: number | undefined): string {
+  const commandId = newCommandId();
+  return carriedSeal(commandId, sealOf(deps, { kind: 'capture', paymentId, commandId, amount }));
 }
 
 /**

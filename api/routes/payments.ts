@@ -22,7 +22,7 @@ import { defineRoute, workflowContext } from '../route';
 import { Amount, Currency, Country, Id, Metadata, Obj, Pagination } from '../schemas';
 import { findVisible } from './environment-lookup';
 import { CardBody, cardForConfirm, unusablePaymentMethod } from './payment-cards';
-import { checkReturnUrlHost, sealedConfirm, sealedStart, sealOf } from './payment-seals';
+import { checkReturnUrlHost, sealedCapture, sealedConfirm, sealedStart, sealOf } from './payment-seals';
 import { presentCheckoutPayment, presentPayments, requireIncludes, respondWithPayment } from './payment-views';
 
 const Routing = Obj({
@@ -353,7 +353,7 @@ export const paymentRoutes = [
     response: PaymentSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
       const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
-      const seal = sealOf(deps, { kind: 'capture', paymentId: payment.id, amount: body.amount });
+      const seal = sealedCapture(deps, payment.id, body.amount);
       await capturePayment(await deps.temporal(), payment.id, { amount: body.amount, seal, context: workflowContext(ctx, principal) }, statusOf(deps, env), commandOptions(ctx));
       return { data: await respondWithPayment(deps, env, payment.id, { include_charges: true }) };
     },

@@ -15,6 +15,7 @@ import * as paymentVersion from './014_payment_version';
 import * as keyLifecycle from './015_key_lifecycle';
 import * as auditEvents from './016_audit_events';
 import * as adminPermissions from './018_admin_permissions';
+import * as sealedCommands from './019_sealed_commands';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -36,6 +37,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['015_key_lifecycle', keyLifecycle],
   ['016_audit_events', auditEvents],
   ['018_admin_permissions', adminPermissions],
+  ['019_sealed_commands', sealedCommands],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

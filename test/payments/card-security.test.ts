@@ -16,9 +16,8 @@ import { validateCard, ValidCard } from '../../lib/cards';
 import { newId } from '../../lib/ids';
 import { createActivities } from '../../activities';
 import { TASK_QUEUES } from '../../workflows/contract';
-import {
-  CommandResult, CreateInput, PAYMENT_SEAL_PURPOSE, paymentCommand, type PaymentCommand, PaymentInput, paymentUpdates, paymentWorkflowId,
-} from '../../workflows/payments/contract';
+import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId } from '../../workflows/payments/contract';
+import { sealedConfirm, sealedStart } from '../../api/routes/payment-seals';
 
 /**
  * Which card a payment may be charged with, and what a publishable key may see. A saved card belongs to
@@ -320,7 +319,6 @@ describe('what a publishable key reads', () => {
 });
 
 describe('workflows re-check the payment method against Postgres', () => {
-  const sealOf = (command: PaymentCommand) => stack.deps.vault.seal(PAYMENT_SEAL_PURPOSE, paymentCommand(command));
   /**
    * Starts a payment workflow directly on Temporal, as someone who can reach it might, and confirms it with
    * `paymentMethodId`: by a `confirm` update, or inside the `create` update (`via: 'create'`).
@@ -328,16 +326,15 @@ describe('workflows re-check the payment method against Postgres', () => {
   async function forge(customerId: string | undefined, paymentMethodId: string, via: 'confirm' | 'create' = 'confirm'): Promise<string> {
     const client = await stack.deps.temporal();
     const paymentId = newId('pay');
-    const input: PaymentInput = {
+    // Sealed as the API would: these tests reach the card re-check behind the seal (sealed-commands.test.ts
+    // covers unsealed and altered commands).
+    const input: PaymentInput = sealedStart(stack.deps, {
       paymentId, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
       amount: 4242, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId,
       metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000,
       context: { actor: { type: 'system', id: 'forger' } },
-    };
-    // Sealed as the API would: these tests reach the card re-check behind the seal (sealed-commands.test.ts
-    // covers unsealed and altered commands).
-    input.seal = sealOf({ kind: 'start', paymentId, accountId: input.accountId, workspaceId: input.workspaceId, environment: 'production', customerId, amount: 4242, currency: 'USD', autoCapture: true });
-    const confirm = { paymentMethodId, seal: sealOf({ kind: 'confirm', paymentId, paymentMethodId }), context: input.context };
+    });
+    const confirm = sealedConfirm(stack.deps, paymentId, { paymentMethodId, context: input.context });
     const handle = await client.workflow.start('paymentWorkflow', { workflowId: paymentWorkflowId(paymentId), taskQueue: TASK_QUEUES.payments, args: [input] });
     if (via === 'create') {
       await handle.executeUpdate<CommandResult, [CreateInput]>(paymentUpdates.create.name, { args: [{ confirm }] });
@@ -393,15 +390,13 @@ describe('workflows re-check the payment method against Postgres', () => {
     const paymentId = newId('pay');
     const ref = { paymentId, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production' as const };
     const context = { actor: { type: 'system' as const, id: 'test' } };
-    await activities.createPaymentRecord({
+    await activities.createPaymentRecord(sealedStart(stack.deps, {
       ...ref, amount: 1000, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId: buyer,
       metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, context,
-      seal: sealOf({ kind: 'start', ...ref, customerId: buyer, amount: 1000, currency: 'USD', autoCapture: true }),
-    });
+    }));
     // Planned with the buyer's own card; the attempt is then told another customer's.
-    const plan = await activities.planRoute({
-      ...ref, routingPlanId: newId('rp'), paymentMethodId: buyerCard, context, seal: sealOf({ kind: 'confirm', paymentId, paymentMethodId: buyerCard }),
-    });
+    const { seal } = sealedConfirm(stack.deps, paymentId, { paymentMethodId: buyerCard, context });
+    const plan = await activities.planRoute({ ...ref, routingPlanId: newId('rp'), paymentMethodId: buyerCard, context, seal });
     expect(plan.candidates.length).toBeGreaterThan(0);
     const before = await processorCalls();
     const result = await activities.authorizeCharge({

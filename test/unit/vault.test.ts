@@ -1,6 +1,6 @@
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Vault, VaultKeyMissingError } from '../../lib/vault';
+import { LEGACY_SEAL_PURPOSES, Vault, VaultKeyMissingError } from '../../lib/vault';
 
 const newKey = () => randomBytes(32).toString('base64');
 
@@ -78,6 +78,15 @@ describe('vault', () => {
     expect(new Vault(`k2:${k2}`).sealed('refund', 'ref_1|1000', vault.seal('refund', 'ref_1|1000'))).toBe(false);
     expect(rotated.sealed('refund', 'ref_1|1000', undefined)).toBe(false);
     expect(rotated.sealed('refund', 'ref_1|1000', `k9.${seal.slice(3)}`)).toBe(false);
+  });
+
+  it('accepts an id-less (legacy) seal only for a purpose that had them: refunds, never payment commands', () => {
+    const text = '["capture","pay_1","cmd_1",null]';
+    expect(LEGACY_SEAL_PURPOSES).toEqual(['refund']);
+    expect(rotated.sealed('refund', text, legacySeal(k1, 'refund', text))).toBe(true);
+    expect(rotated.sealed('payment', text, legacySeal(k1, 'payment', text))).toBe(false);
+    expect(rotated.sealed('payment', text, legacySeal(k2, 'payment', text))).toBe(false);
+    expect(rotated.sealed('payment', text, rotated.seal('payment', text))).toBe(true);
   });
 
   it('keys each purpose apart: a seal is no fingerprint and the raw key makes neither', () => {

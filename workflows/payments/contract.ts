@@ -153,7 +153,7 @@ export interface ConfirmInput {
   returnUrl?: string;
   installments?: number;
   routing?: RoutingHintsInput;
-  /** The API's seal of this confirm (`paymentCommand` kind `confirm`): the plan refuses a confirm without a valid one. */
+  /** The API's seal of this confirm with its command id (`carriedSeal`, kind `confirm`): the plan refuses a confirm without a valid one. */
   seal?: string;
   context: RequestContext;
 }
@@ -542,17 +542,43 @@ export interface PaymentActivities {
 
 export const PAYMENT_SEAL_PURPOSE = 'payment';
 
-/** The failure type of a command without a valid seal (non-retryable): nothing was written, nothing sent to a processor. */
+/**
+ * The failure type of a command refused by its activity (non-retryable): no valid seal, a command id
+ * already used, or a start whose payment another run wrote. Nothing was written, nothing sent to a processor.
+ */
 export const UNSEALED_COMMAND = 'unsealed_command';
 
+/** The facts of a start its seal covers: every field the payment row, its customer and its timers are made from. */
+export type StartFacts = Pick<PaymentInput,
+  | 'paymentId' | 'accountId' | 'workspaceId' | 'environment' | 'customerId' | 'amount' | 'currency' | 'autoCapture' | 'secureMode'
+  | 'installments' | 'routing' | 'metadata' | 'checkoutSessionId' | 'authExpiryMs' | 'paymentExpiryMs' | 'authenticationTimeoutMs'
+  | 'guestCustomer'>;
+
+/**
+ * A confirm and a capture each carry a one-time `commandId` (the API's, random), inside what is sealed:
+ * the activity that acts on one claims it for that one use and refuses any other, so a seal copied from
+ * a history into a new update (a confirm while the payment is FAILED, a capture after a refused one)
+ * moves nothing.
+ */
 export type PaymentCommand =
+  | ({ kind: 'start' } & StartFacts)
   | {
-    kind: 'start'; paymentId: string; accountId: string; workspaceId: string; environment: Environment;
-    customerId?: string; amount: number; currency: string; autoCapture: boolean;
+    kind: 'confirm'; paymentId: string; commandId: string; paymentMethodId: string; returnUrl?: string; installments?: number;
+    routing?: RoutingHintsInput;
   }
-  | { kind: 'confirm'; paymentId: string; paymentMethodId: string; returnUrl?: string; installments?: number; routing?: RoutingHintsInput }
-  | { kind: 'capture'; paymentId: string; amount?: number }
+  | { kind: 'capture'; paymentId: string; commandId: string; amount?: number }
   | { kind: 'cancel'; paymentId: string; reason?: string };
+
+/** A start's command: the input's sealed facts, picked by one function on both sides so none is left out. */
+export function startCommand(input: StartFacts): PaymentCommand {
+  return {
+    kind: 'start', paymentId: input.paymentId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment,
+    customerId: input.customerId, amount: input.amount, currency: input.currency, autoCapture: input.autoCapture,
+    secureMode: input.secureMode, installments: input.installments, routing: input.routing, metadata: input.metadata,
+    checkoutSessionId: input.checkoutSessionId, authExpiryMs: input.authExpiryMs, paymentExpiryMs: input.paymentExpiryMs,
+    authenticationTimeoutMs: input.authenticationTimeoutMs, guestCustomer: input.guestCustomer,
+  };
+}
 
 /** The text a payment command's seal covers: its kind and every fact the API decided, in a fixed order. */
 export function paymentCommand(command: PaymentCommand): string {
@@ -561,16 +587,44 @@ export function paymentCommand(command: PaymentCommand): string {
       return JSON.stringify([
         'start', command.paymentId, command.accountId, command.workspaceId, command.environment,
         command.customerId ?? null, command.amount, command.currency, command.autoCapture,
+        command.secureMode, command.installments, routingText(command.routing), entriesText(command.metadata),
+        command.checkoutSessionId ?? null, command.authExpiryMs, command.paymentExpiryMs, command.authenticationTimeoutMs ?? null,
+        guestText(command.guestCustomer),
       ]);
     case 'confirm':
       return JSON.stringify([
-        'confirm', command.paymentId, command.paymentMethodId, command.returnUrl ?? null, command.installments ?? null, routingText(command.routing),
+        'confirm', command.paymentId, command.commandId, command.paymentMethodId, command.returnUrl ?? null, command.installments ?? null,
+        routingText(command.routing),
       ]);
     case 'capture':
-      return JSON.stringify(['capture', command.paymentId, command.amount ?? null]);
+      return JSON.stringify(['capture', command.paymentId, command.commandId, command.amount ?? null]);
     case 'cancel':
       return JSON.stringify(['cancel', command.paymentId, command.reason ?? null]);
   }
+}
+
+/**
+ * The seal a confirm or capture carries (ConfirmInput.seal, CaptureInput.seal): its command id, then the
+ * vault's seal of the command, which covers the id. One field, so the workflow passes both on as it is.
+ */
+export function carriedSeal(commandId: string, seal: string): string {
+  return `${commandId}/${seal}`;
+}
+
+/** A carried seal's command id and seal; the id empty when it carries none (refused: no seal covers an empty id). */
+export function openCarriedSeal(carried: string | undefined): { commandId: string; seal: string | undefined } {
+  const slash = carried?.indexOf('/') ?? -1;
+  if (!carried || slash < 0) return { commandId: '', seal: carried };
+  return { commandId: carried.slice(0, slash), seal: carried.slice(slash + 1) };
+}
+
+/** Metadata (or any string map) as sorted entries, whatever order its keys travelled in. */
+function entriesText(map: Record<string, string> | undefined): unknown {
+  return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function guestText(guest: GuestCustomerInput | undefined): unknown {
+  return guest ? [guest.id, guest.name ?? null, guest.email ?? null, guest.phone ?? null, guest.country ?? null] : null;
 }
 
 /** Routing hints in a fixed order, whatever order their keys travelled in. */
