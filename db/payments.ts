@@ -148,7 +148,7 @@ export const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status', 'auto_capture',
   'secure_mode', 'installments', 'routing_origin', 'routing', 'amount_capturable', 'amount_received', 'amount_refunded',
   'cancellation_reason', 'last_error', 'metadata', 'created_at', 'updated_at', 'pending_operation', 'next_action', 'return_url',
-  'needs_attention_reason', 'needs_attention_at', 'version',
+  'needs_attention_reason', 'needs_attention_at', 'version', 'workflow_run_id',
 ] as const satisfies readonly (keyof PaymentRow)[];
 
 /** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
