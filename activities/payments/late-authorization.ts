@@ -5,6 +5,7 @@ import { MissingRowError } from '../../lib/data-errors';
 import type { LateAuthorizationArgs, LateAuthorizationResult, PaymentActivities } from '../../workflows/payments/contract';
 import { withHeartbeat } from '../heartbeat';
 import { notificationExchange } from '../providers/exchange';
+import type { ProviderExchange } from '../providers/types';
 import { openProvider } from '../providers/open';
 import type { PaymentActivityDeps } from './deps';
 import { notificationTarget, verifiedNotification } from './notifications';
@@ -31,6 +32,12 @@ function approvedNotification(events: ProviderEventRow[], charge: ChargeRow, ope
   return events.find((e) => e.operation === operation && e.outcome?.kind === 'approved' && e.payment_provider_config_id === charge.payment_provider_config_id);
 }
 
+/** A void of the charge the processor received (answered `pending`) whose notification is not stored yet. */
+function voidAwaitingNotice(charge: ChargeRow, events: ProviderEventRow[]): boolean {
+  const sent = (charge.exchanges as ProviderExchange[]).some((e) => e.operation === 'void' && e.outcome === 'pending');
+  return sent && !events.some((e) => e.operation === 'void' && e.payment_provider_config_id === charge.payment_provider_config_id);
+}
+
 /**
  * The activity a payment workflow calls for a notification about a charge it gave up while the customer
  * authenticated (docs/authentication.md#timeout-and-cancel): the processor authorized it after all (a late
@@ -55,6 +62,9 @@ export function lateAuthorizationActivities(deps: PaymentActivityDeps): Pick<Pay
       if (recorded) return recorded.status === 'refused' ? { outcome: 'refused', message: recorded.decline_code } : { outcome: 'reversed' };
       const events = await providerEventsOfCharge(db, env, charge.id);
       if (approvedNotification(events, charge, 'void')) return { outcome: 'voided' };
+      // The void sent when the charge was given up awaits its notification: until it says whether the void
+      // went through, a reversal may be one too many (the two notifications can come in either order).
+      if (voidAwaitingNotice(charge, events)) return { outcome: 'waiting' };
       const authorization = approvedNotification(events, charge, 'authorize');
       if (!authorization?.outcome || authorization.outcome.kind !== 'approved') return { outcome: 'waiting' };
       const provider = await openProvider(deps, env, charge.payment_provider_config_id ?? '');

@@ -148,6 +148,21 @@ describe('a charge given up while the shopper authenticated at Adyen', () => {
     expect((await chargeRow(chargeId)).details.reversal).toMatchObject({ status: 'requested' });
   });
 
+  it('waits for the void\'s notification before reversing: an AUTHORISATION alone, the void pending, reverses nothing', async () => {
+    adyen.holdNotifications(true);
+    const { paymentId, chargeId, reference } = await givenUp(1700, { auto_capture: false });
+    await adyen.releaseNotifications({ only: ['AUTHORISATION'] });
+    await adyen.notificationsIdle();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(reversalsOf(reference)).toHaveLength(0);
+    await adyen.releaseNotifications();
+    await adyen.notificationsIdle();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(reversalsOf(reference)).toHaveLength(0);
+    expect(atAdyen(chargeId)).toMatchObject({ cancelled: true, captured: 0 });
+    expect((await getPayment(stack, merchant, paymentId)).status).toBe('FAILED');
+  });
+
   it('reverses nothing when the void went through (manual capture: the authorization was canceled)', async () => {
     adyen.holdNotifications(true);
     const { paymentId, chargeId, reference } = await givenUp(1800, { auto_capture: false });

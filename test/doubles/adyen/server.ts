@@ -143,7 +143,8 @@ export interface AdyenDouble {
   /** Queued, not yet accepted (held, or no webhook yet), signed as they would be sent. */
   pendingNotifications(): Json[];
   /** Sends the queued notifications now (each twice with `duplicate`, latest first with `reverse`); resolves once each was accepted or given up. */
-  releaseNotifications(options?: { duplicate?: boolean; reverse?: boolean }): Promise<void>;
+  /** Sends the held notifications (`only`: just those of these event codes, the rest stay held). */
+  releaseNotifications(options?: { duplicate?: boolean; reverse?: boolean; only?: string[] }): Promise<void>;
   /** Every notification sent at least once, in the order they were made. */
   notificationsSent(): Notification[];
   /** Resolves once nothing is left to send or retry. */
@@ -596,7 +597,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       return notifications.filter((n) => !n.accepted).map((n) => (target ? signItem(n.item, target.hmacKey) : n.item));
     },
     async releaseNotifications(options = {}) {
-      let batch = notifications.filter((n) => !n.accepted);
+      let batch = notifications.filter((n) => !n.accepted && (!options.only || options.only.includes(n.item.eventCode)));
       if (options.reverse) batch = [...batch].reverse();
       if (options.duplicate) {
         // Each sent twice: once more after it was accepted, as Adyen does when it missed the acknowledgement.
