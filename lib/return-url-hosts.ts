@@ -11,7 +11,9 @@ export const RETURN_URL_HOSTS = 'return_url_hosts';
 export const MAX_RETURN_URL_HOSTS = 50;
 
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const HOST = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})+$`);
+/** A host entry's shape, as the request schema declares it: lower-case labels, at least two, an optional `*.` first. */
+export const HOST_ENTRY_PATTERN = `^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})+$`;
+const HOST = new RegExp(HOST_ENTRY_PATTERN);
 
 /** Why a host entry cannot be stored, or undefined when it can (lower-case name, at least two labels, no scheme, port or path). */
 export function hostEntryProblem(entry: string): string | undefined {

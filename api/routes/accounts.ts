@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { createAccount, findLiveAccount, listAccounts, putAccountSetting, settingsByAccount } from '../../db/accounts';
-import { hostEntryProblem, MAX_RETURN_URL_HOSTS, RETURN_URL_HOSTS } from '../../lib/return-url-hosts';
+import { HOST_ENTRY_PATTERN, hostEntryProblem, MAX_RETURN_URL_HOSTS, RETURN_URL_HOSTS } from '../../lib/return-url-hosts';
 import { roleOn } from '../../db/memberships';
 import { ApiError } from '../errors';
 import { AccountSchema, AccountSettingSchema, serializeAccount, serializeAccountSetting } from '../resources/accounts';
@@ -121,7 +121,7 @@ export const accountRoutes = [
     message: 'Account setting saved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     body: Obj({
-      hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+      hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: HOST_ENTRY_PATTERN }), {
         maxItems: MAX_RETURN_URL_HOSTS, uniqueItems: true,
         description: 'host names, exact (shop.example.com) or every subdomain of one (*.example.com); create and confirm refuse a return_url on any other host',
       }),
