@@ -2,7 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
-import { insertWithFirst, withAlongside, type Alongside } from './knex';
+import { insertIfFirstWrote, named, withAlongside, type Alongside, type NamedAlongside } from './knex';
 import { enabledEndpointQuery, hasEnabledEndpoint } from './webhooks';
 
 /**
@@ -91,16 +91,16 @@ export async function appendEventsToPublish(
  * Appends one account's event records with another store's write of what they show, in one statement and
  * only if that write wrote: `write` (db/knex.ts's Alongside) must return a row when it writes and none when
  * it does not (an insert that found its row: a retry). The events then go in only with it — its first
- * CTE, read by the events' insert — and `alongside` runs either way, as appendEventsToPublish's does.
+ * CTE (by its name when it has one), read by the events' insert — and `alongside` runs either way, as appendEventsToPublish's does.
  * Answers the ids to fan out (see appendEventsToPublish), or undefined when `write` wrote nothing and so
  * neither did this.
  */
 export async function appendEventsOfWrite(
-  db: Knex, env: Environment, accountId: string, records: EventRecord[], write: Alongside, alongside: readonly Alongside[] = [],
+  db: Knex, env: Environment, accountId: string, records: EventRecord[], write: Alongside | NamedAlongside, alongside: readonly (Alongside | NamedAlongside)[] = [],
 ): Promise<string[] | undefined> {
   if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
   const rows = eventRows(records, (data) => data);
-  const insert = insertWithFirst(db, envTable(env, 'events'), rows)
+  const insert = insertIfFirstWrote(db, envTable(env, 'events'), rows, named(write, 0)[0])
     .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)]));
   const [first] = await withAlongside(insert, [write, ...alongside]) as { publish: boolean }[];
   if (!first) return undefined;

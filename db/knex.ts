@@ -68,39 +68,50 @@ export async function runPrepared<Row>(db: Knex, statement: PreparedStatement, v
  */
 export type Alongside = Knex.QueryBuilder | Knex.Raw;
 
-/** `query` with `alongside` as its CTEs (see Alongside). */
-export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: readonly Alongside[]): Q {
-  alongside.forEach((statement, i) => query.with(alongsideName(i), statement));
+/** An Alongside with the name its CTE gets, saying what it does (`charge_recorded`). */
+export type NamedAlongside = readonly [name: string, statement: Alongside];
+
+/** `query` with `alongside` as its CTEs (see Alongside): each by its name, or else by its position (alongside_0 …). */
+export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: readonly (Alongside | NamedAlongside)[]): Q {
+  alongside.forEach((entry, i) => {
+    const [name, statement] = named(entry, i);
+    query.with(name, statement);
+  });
   return query;
 }
 
-/** The name withAlongside gives the `i`th statement it runs alongside. */
+/** `entry` with its CTE's name: its own, or the one withAlongside gives the `i`th statement. */
+export function named(entry: Alongside | NamedAlongside, i: number): NamedAlongside {
+  return Array.isArray(entry) ? entry as NamedAlongside : [alongsideName(i), entry as Alongside];
+}
+
+/** The name withAlongside gives the `i`th statement it runs alongside, when it has none of its own. */
 const alongsideName = (i: number) => `alongside_${i}`;
 
 /**
- * An insert of `rows` into `table` that writes only if the statement it runs in wrote with its first CTE
- * (`alongside_0`, see withAlongside): for rows that go in with another store's write of what they belong
- * to and never without it — a retry whose first write finds its row written writes none of them either.
- * The rows go as one JSON value typed by the table's own row type (one parameter however many rows);
- * columns left out take their defaults.
+ * An insert of `rows` into `table` that writes only if the statement it runs in wrote with the CTE named
+ * `write` (its first, `alongside_0`, unless named: see withAlongside): for rows that go in with another
+ * store's write of what they belong to and never without it — a retry whose first write finds its row
+ * written writes none of them either. The rows go as one JSON value typed by the table's own row type
+ * (one parameter however many rows); columns left out take their defaults.
  */
-export function insertWithFirst(db: Knex, table: string, rows: readonly object[]): Knex.QueryBuilder {
+export function insertIfFirstWrote(db: Knex, table: string, rows: readonly object[], write = alongsideName(0)): Knex.QueryBuilder {
   const columns = Object.keys(rows[0]);
-  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from ??)', [columns, table, JSON.stringify(rows), alongsideName(0)]);
+  const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from ??)', [columns, table, JSON.stringify(rows), write]);
   return db.into(db.raw('?? (??)', [table, columns])).insert(selected);
 }
 
 /**
- * `statement` (an update or a delete) restricted to a statement whose first CTE (`alongside_0`) wrote: as
- * insertWithFirst, for another store's write that must not happen without it.
+ * `statement` (an update or a delete) restricted to a statement whose CTE `write` (its first, unless
+ * named) wrote: as insertIfFirstWrote, for another store's write that must not happen without it.
  */
-export function onlyWithFirst(statement: Knex.QueryBuilder): Knex.QueryBuilder {
-  return statement.whereExists((first) => { void first.select(1).from(alongsideName(0)); });
+export function onlyIfFirstWrote(statement: Knex.QueryBuilder, write = alongsideName(0)): Knex.QueryBuilder {
+  return statement.whereExists((first) => { void first.select(1).from(write); });
 }
 
-/** The condition onlyWithFirst adds, for a statement written as SQL: the statement's first CTE wrote. */
-export function firstWrote(db: Knex): Knex.Raw {
-  return db.raw('exists (select 1 from ??)', [alongsideName(0)]);
+/** The condition onlyIfFirstWrote adds, for a statement written as SQL: the CTE `write` (the first, unless named) wrote. */
+export function firstWrote(db: Knex, write = alongsideName(0)): Knex.Raw {
+  return db.raw('exists (select 1 from ??)', [write]);
 }
 
 export function createDb(url: string, pool: { min?: number; max?: number } = {}): Db {

@@ -5,7 +5,7 @@
 
 import type { Knex } from 'knex';
 import { envTable, Environment } from './environments';
-import { insertWithFirst } from './knex';
+import { insertIfFirstWrote } from './knex';
 
 export interface CommandClaim {
   paymentId: string;
@@ -27,10 +27,10 @@ export async function claimCommand(db: Knex, env: Environment, claim: CommandCla
 
 /**
  * The claim of a command for a payment being created, not yet run: written only with the payment's row
- * (insertWithFirst, db/knex.ts), in the statement that writes it.
+ * (insertIfFirstWrote, db/knex.ts), in the statement that writes it.
  */
-export function commandClaimWithFirst(db: Knex, env: Environment, claim: CommandClaim): Knex.QueryBuilder {
-  return insertWithFirst(db, envTable(env, 'payment_commands'), [
+export function commandClaimWithPayment(db: Knex, env: Environment, claim: CommandClaim): Knex.QueryBuilder {
+  return insertIfFirstWrote(db, envTable(env, 'payment_commands'), [
     { payment_id: claim.paymentId, command_id: claim.commandId, kind: claim.kind, used_by: claim.usedBy },
   ]);
 }

@@ -3,7 +3,7 @@ import { newId } from '../lib/ids';
 import type { ValidCard, CardNetwork } from '../lib/cards';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from './environments';
-import { onlyWithFirst } from './knex';
+import { onlyIfFirstWrote } from './knex';
 
 /**
  * The card vault's store: each environment's `payment_methods` (docs/merchant-resources.md#card-vault),
@@ -196,12 +196,12 @@ export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise
 
 /**
  * What an attempt's outcome does to cards, as one statement (unrun) to go with the outcome's, written only
- * if the statement's first CTE wrote (onlyWithFirst, db/knex.ts): `cvcOf`'s CVC wiped, and when the walk is
+ * if the statement's CTE `write` (its first, unless named) wrote (onlyIfFirstWrote, db/knex.ts): `cvcOf`'s CVC wiped, and when the walk is
  * over `erase`'s single-use cards erased (as singleUseCardsErasure). One update, not the two statements
  * side by side: both may be the same row, and two CTEs of one statement must not update the same row.
  */
 export function cardsAfterOutcome(
-  db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined,
+  db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined, write?: string,
 ): Knex.QueryBuilder | undefined {
   if (!cvcOf && !erase) return undefined;
   const update = paymentMethods(db, env)
@@ -217,7 +217,7 @@ export function cardsAfterOutcome(
       } : {}),
       cvc_encrypted: null, updated_at: db.fn.now(),
     });
-  return onlyWithFirst(update);
+  return onlyIfFirstWrote(update, write);
 }
 
 /** wipeCvc's statement, not yet run: to run with the attempt's outcome (Alongside, db/knex.ts). */

@@ -1,140 +1,27 @@
 import { keysetPage, type Cursor, type KeysetPage, type ListStart } from './page';
 import type { Knex } from 'knex';
-import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
+import type { PaymentStatus } from '../workflows/payments/contract';
 import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
-import { insertWithFirst, onlyWithFirst, runPrepared, TIMESTAMPS_AS_ISO, withAlongside, type Alongside, type AsAnswered, type PreparedStatement } from './knex';
+import { insertIfFirstWrote, runPrepared, withAlongside, type Alongside, type PreparedStatement } from './knex';
+import {
+  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, payments, paymentsTable,
+  type AnsweredCharge, type AnsweredPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow,
+} from './payment-rows';
+
+// The rows' types and their patches live in db/payment-rows.ts, what recording an outcome writes in
+// db/payment-outcomes.ts; their importers read them from here too.
+export type {
+  AnsweredCharge, AnsweredPayment, ChargeDetails, ChargePatch, ChargePerformance, ChargeRow, ChargeState, ChargeStatus, NextAction,
+  PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord,
+} from './payment-rows';
+export { chargeAfter, paymentAfter } from './payment-rows';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
- * module that queries them — except the refund columns (`amount_refunded`, `refunded_amount`,
+ * module that queries them — with db/payment-outcomes.ts, which records an attempt's outcome — except the refund columns (`amount_refunded`, `refunded_amount`,
  * `pending_refund_amount`), which db/refunds.ts moves together with the refund rows it reserves.
  */
-
-/** Why the last confirm failed, as the API shows it (`last_error`). */
-export interface PaymentLastError {
-  code: string;
-  decline_code?: string | null;
-  charge_id?: string;
-  message?: string | null;
-}
-
-/** The step the customer must take before the processor decides (`next_action`, as the API shows it). */
-export interface NextAction {
-  type: 'redirect_to_url';
-  redirect_to_url: { url: string; return_url: string | null };
-  /** When the payment started waiting (shown to operators; not part of the checkout view). */
-  since: string;
-  charge_id: string;
-}
-
-/** A capture or void awaiting the processor's notification, as the API shows it (`pending_operation`). */
-export interface PendingOperationRecord {
-  type: 'capture' | 'void';
-  charge_id: string;
-  amount: number | null;
-  requested_at: string;
-}
-
-export interface PaymentRow {
-  id: string;
-  account_id: string;
-  customer_id: string | null;
-  checkout_session_id: string | null;
-  payment_method_id: string | null;
-  amount: number;
-  currency: string;
-  status: PaymentStatus;
-  auto_capture: boolean;
-  secure_mode: PaymentInput['secureMode'];
-  installments: number;
-  routing_origin: string;
-  routing: RoutingHintsInput;
-  amount_capturable: number;
-  amount_received: number;
-  amount_refunded: number;
-  cancellation_reason: string | null;
-  last_error: PaymentLastError | null;
-  /** A capture or void the processor received and has not reported on yet. */
-  pending_operation: PendingOperationRecord | null;
-  next_action: NextAction | null;
-  /** Where the customer's browser goes after authenticating (given at confirm). */
-  return_url: string | null;
-  metadata: Record<string, string>;
-  created_at: Date;
-  updated_at: Date;
-  /** Why its workflow stopped acting on the payment (a write Postgres refuses for good), and since when; null while it acts. */
-  needs_attention_reason: string | null;
-  needs_attention_at: Date | null;
-  /** 0 when inserted, one more with every update (a trigger sets it: no writer can forget it). */
-  version: number;
-  /** The workflow run that wrote the row (docs/security.md §16): a later run of the same payment writes nothing. */
-  workflow_run_id: string | null;
-}
-
-export type ChargeStatus =
-  | 'CREATED' | 'REQUIRES_ACTION' | 'AUTHORIZED' | 'CAPTURED' | 'DECLINED' | 'FAILED' | 'UNKNOWN' | 'VOIDED' | 'PARTIALLY_REFUNDED'
-  | 'REFUNDED';
-
-/** Milliseconds the attempt took, and how many provider calls it made. */
-export interface ChargePerformance { duration?: number; provider_calls?: number; [key: string]: unknown }
-
-/** Since when, and why, a charge's outcome is unknown (reconciled until the provider tells). */
-export interface ChargeDetails { unknown_since?: string; unknown_reason?: string; [key: string]: unknown }
-
-export interface ChargeRow {
-  id: string;
-  payment_id: string;
-  payment_method_id: string | null;
-  customer_id: string | null;
-  account_id: string;
-  status: ChargeStatus;
-  amount: number;
-  authorized_amount: number;
-  captured_amount: number;
-  refunded_amount: number;
-  pending_refund_amount: number;
-  currency: string;
-  installments: number;
-  attempt_no: number;
-  security: Record<string, unknown>;
-  transaction: Record<string, unknown>;
-  details: ChargeDetails;
-  metadata: Record<string, unknown>;
-  /** What was sent to and answered by the provider, one entry per call (never credentials or card data). */
-  exchanges: unknown[];
-  performance: ChargePerformance;
-  routing_plan_id: string | null;
-  payment_provider_id: string | null;
-  payment_provider_config_id: string | null;
-  payment_provider_method_id: string | null;
-  routing_origin: string;
-  payment_provider_config_snapshot: Record<string, unknown>;
-  decline_code: string | null;
-  provider_reference: string | null;
-  /** The 3-D Secure result of a successful authentication, sealed (never read by the API). */
-  authentication_sealed: string | null;
-  /** The processor's return parameters of the customer's return, sealed. */
-  return_params_sealed: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** A payment as read for an answer (GET, the list): its timestamps already the API's text (TIMESTAMPS_AS_ISO). */
-export type AnsweredPayment = AsAnswered<PaymentRow>;
-/** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
-export type AnsweredCharge = AsAnswered<ChargeRow>;
-
-// jsonb columns are written as JSON text; reads come back parsed (the row types above).
-const json = (value: unknown) => JSON.stringify(value);
-const payments = (db: Knex, env: Environment) => db<PaymentRow>(envTable(env, 'payments'));
-const charges = (db: Knex, env: Environment) => db<ChargeRow>(envTable(env, 'charges'));
-/** Reads whose rows go straight into an answer (TIMESTAMPS_AS_ISO). */
-const answeredPayments = (db: Knex, env: Environment) => db<AnsweredPayment>(envTable(env, 'payments')).options(TIMESTAMPS_AS_ISO);
-const answeredCharges = (db: Knex, env: Environment) => db<AnsweredCharge>(envTable(env, 'charges')).options(TIMESTAMPS_AS_ISO);
-/** Untyped builders for writes: jsonb columns take JSON text and `exchanges` a raw append. */
-const paymentsTable = (db: Knex, env: Environment) => db(envTable(env, 'payments'));
-const chargesTable = (db: Knex, env: Environment) => db(envTable(env, 'charges'));
 
 // ---------------------------------------------------------------------------------------------------
 // Payments
@@ -224,30 +111,6 @@ export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): Knex
   return paymentsTable(db, env)
     .insert({ ...rest, ...encoded({ last_error: lastError, pending_operation: pending, next_action: nextAction }), routing: json(routing), metadata: json(metadata) })
     .onConflict('id').ignore().returning('id');
-}
-
-export interface PaymentPatch {
-  status?: PaymentStatus;
-  payment_method_id?: string;
-  installments?: number;
-  amount_capturable?: number;
-  amount_received?: number;
-  cancellation_reason?: string;
-  last_error?: PaymentLastError | null;
-  pending_operation?: PendingOperationRecord | null;
-  next_action?: NextAction | null;
-  return_url?: string | null;
-}
-
-/** A patch as its columns take it: the jsonb ones as JSON text. */
-function encoded(patch: PaymentPatch): Record<string, unknown> {
-  const { last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = patch;
-  return {
-    ...rest,
-    ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}),
-    ...(pending !== undefined ? { pending_operation: pending === null ? null : json(pending) } : {}),
-    ...(nextAction !== undefined ? { next_action: nextAction === null ? null : json(nextAction) } : {}),
-  };
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
@@ -348,9 +211,6 @@ export async function insertCharge(db: Knex, env: Environment, charge: NewCharge
   return row;
 }
 
-/** A charge as an attempt knows it without reading it: every column but its timestamps, which are Postgres's. */
-export type ChargeState = Omit<ChargeRow, 'created_at' | 'updated_at'>;
-
 /**
  * A new charge's row as its insert writes it: CREATED, the table's defaults filled in and both timestamps
  * `at` (the worker's clock, as its payment's row written with it).
@@ -367,25 +227,11 @@ export function newChargeRow(charge: NewCharge, at: Date): ChargeRow {
 
 /**
  * The insert of `charge` (newChargeRow's) to run with its payment's insert, unrun: written only if the
- * payment's row is (insertWithFirst, db/knex.ts), so a create retried after its plan changed never writes
+ * payment's row is (insertIfFirstWrote, db/knex.ts), so a create retried after its plan changed never writes
  * the charge of a plan that was not stored.
  */
 export function chargeInsertWithPayment(db: Knex, env: Environment, charge: ChargeRow): Knex.QueryBuilder {
-  return insertWithFirst(db, envTable(env, 'charges'), [charge]);
-}
-
-export interface ChargePatch {
-  status?: ChargeStatus;
-  authorized_amount?: number;
-  captured_amount?: number;
-  provider_reference?: string;
-  decline_code?: string | null;
-  authentication_sealed?: string | null;
-  return_params_sealed?: string | null;
-  details?: ChargeDetails;
-  performance?: ChargePerformance;
-  /** Appended to the charge's exchanges. */
-  exchanges?: unknown[];
+  return insertIfFirstWrote(db, envTable(env, 'charges'), [charge]);
 }
 
 /** Changes a charge; `exchanges` are appended to those it has. */
@@ -409,54 +255,6 @@ async function updateChargeWhere(
   const update = chargesTable(db, env).where(where).update(chargeSet(db, patch, new Date())).returning('*');
   const [row]: ChargeRow[] = await withAlongside(update, alongside);
   return row;
-}
-
-/** A charge patch as its columns take it: jsonb as JSON text, `exchanges` appended. */
-function chargeSet(db: Knex, patch: ChargePatch, at: Date): Record<string, unknown> {
-  const { exchanges, details, performance, ...rest } = patch;
-  return {
-    ...rest,
-    ...(details ? { details: json(details) } : {}),
-    ...(performance ? { performance: json(performance) } : {}),
-    ...(exchanges ? { exchanges: db.raw('exchanges || ?::jsonb', [json(exchanges)]) } : {}),
-    updated_at: at,
-  };
-}
-
-/** `charge` as its update with `patch` at `at` leaves it (`exchanges` appended). */
-export function chargeAfter(charge: ChargeRow, patch: ChargePatch, at: Date): ChargeRow {
-  const { exchanges, ...rest } = patch;
-  return { ...charge, ...rest, exchanges: exchanges ? [...charge.exchanges, ...exchanges] : charge.exchanges, updated_at: at };
-}
-
-/** `payment` as its update with `patch` at `at` leaves it (its version one more, as the trigger sets it). */
-export function paymentAfter(payment: PaymentRow, patch: PaymentPatch, at: Date): PaymentRow {
-  return { ...payment, ...patch, updated_at: at, version: payment.version + 1 };
-}
-
-/** What an outcome's one statement holds a payment's row to: as its attempt read or wrote it. */
-export type PaymentGuard = Pick<PaymentRow, 'id' | 'version'>;
-
-/**
- * The update of a charge still CREATED that records its attempt's outcome, unrun, as the first CTE of one
- * statement with everything that goes with it (the payment's update, the cards' and the health's, the
- * events: each written only if this one is, db/knex.ts). It applies only while the charge is CREATED and
- * its payment's row is still `payment` (its `version`, which every update of a payment moves on, even
- * two in the same millisecond): that row is locked by the check (`FOR UPDATE`), so nothing changes it
- * before the statement's own update of it. Returns the charge's id when it applies, nothing when it does
- * not (then nothing is written).
- */
-export function chargeOutcomeUpdate(db: Knex, env: Environment, id: string, payment: PaymentGuard, patch: ChargePatch, at: Date): Knex.QueryBuilder {
-  return chargesTable(db, env).where({ id, status: 'CREATED' })
-    .whereExists((unchanged) => {
-      void unchanged.select(1).from(envTable(env, 'payments')).where({ id: payment.id, version: payment.version }).forUpdate();
-    })
-    .update(chargeSet(db, patch, at)).returning('id');
-}
-
-/** A payment's update to run with chargeOutcomeUpdate, unrun: written only if the charge's is. */
-export function paymentUpdateWithCharge(db: Knex, env: Environment, id: string, patch: PaymentPatch, at: Date): Knex.QueryBuilder {
-  return onlyWithFirst(paymentsTable(db, env).where({ id }).update({ ...encoded(patch), updated_at: at }));
 }
 
 /** The charge a processor knows by `providerReference`, among those sent through one config. */

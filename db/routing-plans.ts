@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type { Candidate, IneligibleConfig, RoutingHints } from '../lib/routing/plan';
 import { envTable, Environment } from './environments';
-import { insertWithFirst } from './knex';
+import { insertIfFirstWrote } from './knex';
 
 /** What the walk keeps beside the candidates: why the others are not, the hints, what it planned. */
 export interface RoutingPlanMetadata {
@@ -51,10 +51,10 @@ export function routingPlanInsert(db: Knex, env: Environment, plan: NewRoutingPl
 
 /**
  * A payment's first plan made with its row (a create that carries a confirm), not yet run: written only
- * if the statement writes the row (insertWithFirst, db/knex.ts), so never beside a row found written.
+ * if the statement writes the payment's row (insertIfFirstWrote, db/knex.ts), so never beside a row found written.
  */
-export function routingPlanInsertWithFirst(db: Knex, env: Environment, plan: NewRoutingPlan): Knex.QueryBuilder {
-  return insertWithFirst(db, envTable(env, 'routing_plans'), [{ ...plan, current_index: 0 }]);
+export function routingPlanInsertWithPayment(db: Knex, env: Environment, plan: NewRoutingPlan): Knex.QueryBuilder {
+  return insertIfFirstWrote(db, envTable(env, 'routing_plans'), [{ ...plan, current_index: 0 }]);
 }
 
 export async function setRoutingPlanIndex(db: Knex, env: Environment, id: string, currentIndex: number): Promise<void> {

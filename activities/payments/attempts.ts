@@ -74,7 +74,7 @@ export function notifiedAuthorization(args: AttemptArgs, notification: ProviderE
 }
 
 /**
- * A create that carries a confirm (PaymentInput.authorizeWithRow): the row, its plan and the plan's first
+ * A create that carries a confirm: the row, its plan and the plan's first
  * charge (one statement), then the first attempt, in one local activity — the workflow takes one
  * activation and one local activity fewer per payment. Idempotent as its parts are: a retry finds the row
  * and the plan, and the charge row (answered from it once recorded, else sent again under the same

@@ -117,7 +117,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const exchanges = [...(ended ? [ended.exchange] : []), ...(voided ? [voided.exchange] : [])];
       if (reason === 'canceled') {
         await updateCharge(db, env, attempt.chargeId, { status: 'FAILED', decline_code: 'canceled', exchanges });
-        return withLateAuthorizationWindow({ outcome: 'hard_decline', declineCode: 'canceled', paymentStatus: 'REQUIRES_ACTION', eventIds: [] }, provider.adapter);
+        return withLateAuthorizationWindow({ outcome: 'hard_decline', declineCode: 'canceled', decline: { code: 'canceled', decision: 'hard' }, paymentStatus: 'REQUIRES_ACTION', eventIds: [] }, provider.adapter);
       }
       const timeout: ProviderOutcome = { kind: 'hard_decline', declineCode: 'authentication_timeout', message: 'The customer did not complete the authentication in time.' };
       return withLateAuthorizationWindow(await applyOutcome(db, attempt, timeout, exchanges), provider.adapter);

@@ -1,15 +1,14 @@
 import type { Knex } from 'knex';
-import { firstWrote } from '../../db/knex';
 import { paymentTransitions } from '../metrics';
-import { appendEventsOfWrite, appendEventsToPublish, eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
-import { cardDisplay, cardsAfterOutcome, cvcWipe, singleUseCardsErasure } from '../../db/payment-methods';
+import { eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
+import { cardDisplay } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
-import {
-  chargeAfter, chargeOutcomeUpdate, ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, lockCharge, NextAction, paymentAfter, PaymentPatch,
-  paymentUpdateWithCharge, updateCharge, updateChargeIn, updatePayment, type PaymentRow,
-} from '../../db/payments';
-import { healthUpsert, type HealthSample } from '../../db/provider-health';
-import { stepsUp, type AttemptArgs, type AttemptOutcome, type AttemptResult, type PaymentStatus } from '../../workflows/payments/contract';
+import { ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, NextAction, PaymentPatch, type PaymentRow } from '../../db/payments';
+import { recordOutcomeAtOnce, recordOutcomeInTransaction, type OutcomeWrites } from '../../db/payment-outcomes';
+import type { HealthSample } from '../../db/provider-health';
+import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../workflows/payments/contract';
+import { nextStep, walkGoesOn, type DeclineRow, type NextStep } from '../../lib/payments/cascade';
+import { declineRowOf } from '../providers/decline-rows';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
 import { MissingRowError } from '../../lib/data-errors';
@@ -36,6 +35,19 @@ interface Transition {
   paymentStatus: PaymentStatus;
   chargeEvent?: string;
   paymentEvent?: string;
+}
+
+/** A decline's row in the adapter's table (the cascade's columns); none for other outcomes. */
+function declineOf(outcome: ProviderOutcome): DeclineRow | undefined {
+  if (outcome.kind === 'soft_decline') return declineRowOf(outcome.declineCode, 'soft');
+  if (outcome.kind === 'hard_decline') return declineRowOf(outcome.declineCode, 'hard');
+  return undefined;
+}
+
+/** What the walk does after this outcome (lib/payments/cascade.ts): the workflow asks the same question of the result. */
+function cascadeOf(args: AttemptArgs, outcome: ProviderOutcome): NextStep {
+  const kind = outcome.kind === 'pending' ? 'unknown' : outcome.kind;
+  return nextStep({ outcome: kind, decline: declineOf(outcome), lastCandidate: args.lastCandidate, stepUpAsked: args.threeDSecure?.requested === true });
 }
 
 function transition(args: AttemptArgs, outcome: ProviderOutcome, current: ChargeState, captured?: ProviderOutcome): Transition {
@@ -79,12 +91,12 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
       const charge: ChargePatch = { status: 'FAILED', decline_code: code };
       // Another candidate follows (or the same one again, with 3-D Secure: a step-up): the payment stays
       // PROCESSING and only the charge failed.
-      if (!args.lastCandidate || stepsUp(args, { outcome: outcome.kind, declineCode: code })) {
-        return { charge, paymentStatus: 'PROCESSING', chargeEvent: 'charge.failed' };
-      }
+      const step = cascadeOf(args, outcome);
+      if (walkGoesOn(step)) return { charge, paymentStatus: 'PROCESSING', chargeEvent: 'charge.failed' };
+      const reason = step.kind === 'stop' && step.because === 'declined' ? 'card_declined' : 'all_providers_failed';
       return {
         charge, paymentStatus: 'FAILED', chargeEvent: 'charge.failed', paymentEvent: 'payment_intent.payment_failed',
-        payment: { status: 'FAILED', last_error: { code: 'all_providers_failed', decline_code: code, charge_id: args.chargeId } },
+        payment: { status: 'FAILED', last_error: { code: reason, decline_code: code, charge_id: args.chargeId } },
       };
     }
     case 'requires_action': {
@@ -182,13 +194,15 @@ function outcomeEvents(args: AttemptArgs, next: Transition, charge: ChargeRow, p
   return events;
 }
 
-/** What the attempt answers the workflow once its outcome is recorded. */
+/** What the attempt answers the workflow once its outcome is recorded, with the decline's row for the walk's cascade. */
 function attemptResult(outcome: ProviderOutcome, paymentStatus: PaymentStatus, eventIds: string[]): AttemptResult {
+  const decline = declineOf(outcome);
   return {
     outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
     declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
     paymentStatus,
     eventIds,
+    ...(decline ? { decline } : {}),
   };
 }
 
@@ -207,100 +221,61 @@ export interface RecordOptions {
   written?: ChargeRow;
   /**
    * The payment's row as the caller's attempt read or wrote it: with `written`, the whole outcome is one
-   * statement while both rows are still as the attempt knows them (recordAtOnce).
+   * statement while both rows are still as the attempt knows them (recordOutcomeAtOnce, db/payment-outcomes.ts).
    */
   payment?: PaymentRow;
   /** The card's CVC goes with the outcome (it was sent with this attempt's authorize). */
   wipeCvc?: boolean;
 }
 
-/**
- * An outcome recorded in one statement, from the charge and the payment as the attempt knows them: the
- * charge's update (only while it is CREATED and the payment's row unchanged, chargeOutcomeUpdate), the
- * payment's, the cards', the health count and the events, each written only if the charge's is — the
- * transaction's five statements (BEGIN, charge, payment, events with health, COMMIT) as one. The events
- * show the rows as that statement leaves them, computed here (chargeAfter, paymentAfter). Undefined when
- * it wrote nothing (either row changed meanwhile): the transaction records it from the rows as they are.
- */
-async function recordAtOnce(
-  db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], options: RecordOptions & { written: ChargeRow; payment: PaymentRow },
-): Promise<{ result: AttemptResult; entered?: PaymentStatus } | undefined> {
-  const env = args.environment;
-  const { captured, cardNetwork, written, payment, wipeCvc } = options;
-  const next = transition(args, outcome, written, captured);
-  const at = new Date();
-  const patch = chargePatch(next, written, exchanges);
-  const events = outcomeEvents(args, next, chargeAfter(written, patch, at), next.payment && paymentAfter(payment, next.payment, at));
-  // The events are written with the charge's update (appendEventsOfWrite): an outcome without any is
-  // left to the transaction.
-  if (!events.length) return undefined;
-  const sample = await healthSample(db, env, written, outcome, exchanges, cardNetwork);
-  const alongside = [
-    next.payment && paymentUpdateWithCharge(db, env, args.paymentId, next.payment, at),
-    cardsAfterOutcome(db, env, wipeCvc ? args.paymentMethodId : undefined, walkEndErasure(args, next)),
-    sample && healthUpsert(db, env, sample, firstWrote(db)),
-  ].filter((statement) => statement !== undefined);
-  const eventIds = await appendEventsOfWrite(db, env, args.accountId, events, chargeOutcomeUpdate(db, env, args.chargeId, payment, patch, at), alongside);
-  if (!eventIds) return undefined;
-  return { result: attemptResult(outcome, next.paymentStatus, eventIds), entered: next.payment?.status };
+/** What recording `outcome` writes, decided from the charge it starts from (db/payment-outcomes.ts writes it). */
+interface DecidedWrites extends OutcomeWrites {
+  next: Transition;
+}
+
+function decideWrites(args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], options: RecordOptions, current: ChargeState): DecidedWrites {
+  const next = transition(args, outcome, current, options.captured);
+  // The customer's step is over: the payment no longer shows it (and waits for nothing while the walk goes on).
+  if (current.status === 'REQUIRES_ACTION' && outcome.kind !== 'requires_action') {
+    next.payment = { status: next.paymentStatus, ...(next.payment ?? {}), next_action: null };
+  }
+  const erase = walkEndErasure(args, next);
+  return {
+    next,
+    charge: chargePatch(next, current, exchanges),
+    ...(next.payment ? { payment: next.payment } : {}),
+    ...(options.wipeCvc ? { wipeCvcOf: args.paymentMethodId } : {}),
+    ...(erase ? { erase } : {}),
+    health: (db) => healthSample(db, args.environment, current, outcome, exchanges, options.cardNetwork),
+    events: (charge, payment) => outcomeEvents(args, next, charge, payment),
+  };
 }
 
 /**
- * Records what a provider said about a charge, and what it means for the payment, in one
- * transaction: charge status, amounts, exchanges and duration; payment status; the events; the
- * provider config's health (by the charged card's network).
+ * Records what a provider said about a charge, and what it means for the payment: charge status,
+ * amounts, exchanges and duration; payment status; the events; the provider config's health (by the
+ * charged card's network). In one statement when the attempt knows both rows as written (`written`,
+ * `payment`) and they still are; else in one transaction (db/payment-outcomes.ts: the same rows).
  */
 export async function applyOutcome(
   db: Knex, args: AttemptArgs, outcome: ProviderOutcome, exchanges: ProviderExchange[], options: RecordOptions = {},
 ): Promise<AttemptResult> {
   const env = args.environment;
-  const { captured, cardNetwork, written, payment, wipeCvc } = options;
+  const { written, payment } = options;
+  const decide = (current: ChargeState) => decideWrites(args, outcome, exchanges, options, current);
   if (written && payment) {
-    const once = await recordAtOnce(db, args, outcome, exchanges, { ...options, written, payment });
-    if (once) {
-      if (once.entered) paymentTransitions.inc({ status: once.entered });
-      return once.result;
-    }
+    const writes = decide(written);
+    const eventIds = await recordOutcomeAtOnce(db, env, args, { written, payment }, writes);
+    if (eventIds) return counted(writes.next, attemptResult(outcome, writes.next.paymentStatus, eventIds));
   }
-  const alongside = wipeCvc ? [cvcWipe(db, env, args.paymentMethodId)] : [];
-  let entered: string | undefined;
-  const result = await db.transaction(async (trx) => {
-    // The transition from `from`, and the charge it leaves; undefined when `from` is no longer the row.
-    const record = async (from: ChargeState, unlocked: boolean) => {
-      const next = transition(args, outcome, from, captured);
-      const patch = chargePatch(next, from, exchanges);
-      const charge = unlocked
-        ? await updateChargeIn(trx, env, args.chargeId, from.status, patch, alongside)
-        : await updateCharge(trx, env, args.chargeId, patch, alongside);
-      return charge && { current: from, next, charge };
-    };
-    const locked = async () => {
-      const row = await lockCharge(trx, env, args.chargeId);
-      if (!row) throw new MissingRowError('charge', args.chargeId);
-      return row;
-    };
-    const { current, next, charge } = (written && await record(written, true)) || (await record(await locked(), false))!;
-    // The customer's step is over: the payment no longer shows it (and waits for nothing while the walk goes on).
-    if (current.status === 'REQUIRES_ACTION' && outcome.kind !== 'requires_action') {
-      next.payment = { status: next.paymentStatus, ...(next.payment ?? {}), next_action: null };
-    }
-    let updated: PaymentRow | undefined;
-    if (next.payment) {
-      entered = next.payment.status;
-      // The cards the walk is over with go in the payment's own statement.
-      const erase = walkEndErasure(args, next);
-      updated = await updatePayment(trx, env, args.paymentId, next.payment, erase ? [singleUseCardsErasure(trx, env, erase.paymentId, erase.paymentMethodId)] : []);
-    }
-    // Last, with the events' insert: the minute's health row is shared by every outcome at the config, so
-    // its lock is held briefly (from this statement to the commit).
-    const sample = await healthSample(trx, env, current, outcome, exchanges, cardNetwork);
-    // (A statement is a thenable: built here, never returned from an async function, which would run it.)
-    const health = sample && healthUpsert(trx, env, sample);
-    const eventIds = await appendEventsToPublish(trx, env, args.accountId, outcomeEvents(args, next, charge, updated), health ? [health] : []);
-    return attemptResult(outcome, next.paymentStatus, eventIds);
-  });
+  const { writes, eventIds } = await recordOutcomeInTransaction(db, env, args, written, decide);
   // Counted once committed: a rolled-back attempt (retried by Temporal) changed nothing.
-  if (entered) paymentTransitions.inc({ status: entered });
+  return counted(writes.next, attemptResult(outcome, writes.next.paymentStatus, eventIds));
+}
+
+/** `result`, the payment status its transition entered counted (paymentTransitions). */
+function counted(next: Transition, result: AttemptResult): AttemptResult {
+  if (next.payment?.status) paymentTransitions.inc({ status: next.payment.status });
   return result;
 }
 
@@ -315,10 +290,14 @@ export async function recordedAttempt(db: Knex, args: AttemptArgs): Promise<Atte
   const payment = await findPayment(db, env, args.paymentId);
   if (!charge) throw new MissingRowError('charge', args.chargeId);
   if (!payment) throw new MissingRowError('payment', args.paymentId);
+  const outcome = RECORDED_OUTCOME[charge.status] ?? (charge.decline_code === 'provider_unavailable' ? 'transport_error' : 'soft_decline');
+  const declineCode = charge.decline_code ?? undefined;
+  const decision = outcome === 'hard_decline' ? 'hard' : outcome === 'soft_decline' ? 'soft' : undefined;
   return {
-    outcome: RECORDED_OUTCOME[charge.status] ?? (charge.decline_code === 'provider_unavailable' ? 'transport_error' : 'soft_decline'),
-    declineCode: charge.decline_code ?? undefined,
+    outcome,
+    declineCode,
     paymentStatus: payment.status,
     eventIds: await idsToPublish(db, env, args.accountId, await eventIdsOfCharge(db, env, args.chargeId)),
+    ...(declineCode && decision ? { decline: declineRowOf(declineCode, decision) } : {}),
   };
 }

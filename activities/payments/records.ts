@@ -5,9 +5,9 @@ import { customersByIds, insertGuestCustomer } from '../../db/customers';
 import { findUsableCard, singleUseCardsErasure, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, newPaymentRow, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
-import { findRoutingPlan, routingPlanInsert, routingPlanInsertWithFirst } from '../../db/routing-plans';
-import { claimCommand, commandClaimWithFirst } from '../../db/payment-commands';
-import { onlyWithFirst, type Alongside } from '../../db/knex';
+import { findRoutingPlan, routingPlanInsert, routingPlanInsertWithPayment } from '../../db/routing-plans';
+import { claimCommand, commandClaimWithPayment } from '../../db/payment-commands';
+import { onlyIfFirstWrote, type Alongside } from '../../db/knex';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import type { Environment } from '../../db/environments';
@@ -50,7 +50,7 @@ export type CreateAndPlan = (args: CreateAndPlanArgs, withRow?: WithRow) => Prom
 
 /**
  * Other stores' writes to go in with a create's row and its plan, made from them (the plan's first
- * charge): run in the same statement, and written only if the row is (db/knex.ts's insertWithFirst).
+ * charge): run in the same statement, and written only if the row is (db/knex.ts's insertIfFirstWrote).
  */
 export type WithRow = (planned: Pick<PlanResult, 'routingPlanId' | 'candidates'>, row: PaymentRow) => Promise<Alongside[]>;
 
@@ -91,7 +91,7 @@ function asCreated(payment: NewPayment): Pick<PaymentRow, PlanFields> {
 }
 
 /** The payment's record and its routing plans: the Postgres-only steps of the walk (local activities). */
-export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute' | 'createPaymentAndPlanRoute'> & {
+export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivities, 'createPaymentRecord' | 'planRoute'> & {
   createPaymentAndPlan: CreateAndPlan;
 } {
   const { db } = deps;
@@ -156,7 +156,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   function planStatements(q: Knex, args: PlanArgs, planned: Planned, withRow = false): Alongside[] {
     const env = args.environment;
     const { hints, routingPlan } = planned;
-    const plan = (withRow ? routingPlanInsertWithFirst : routingPlanInsert)(q, env, {
+    const plan = (withRow ? routingPlanInsertWithPayment : routingPlanInsert)(q, env, {
       id: args.routingPlanId,
       account_id: args.accountId,
       payment_id: args.paymentId,
@@ -167,7 +167,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     });
     if (planned.planned.length) return [plan];
     const erasure = singleUseCardsErasure(q, env, args.paymentId, args.paymentMethodId);
-    return [plan, withRow ? onlyWithFirst(erasure) : erasure];
+    return [plan, withRow ? onlyIfFirstWrote(erasure) : erasure];
   }
 
   /** The event that says how a confirm's plan left the payment `row`. */
@@ -260,16 +260,6 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
      */
     planRoute,
 
-    /**
-     * A create that carries a confirm: the payment row, its plan and both events in one statement, the
-     * plan made from the row about to be written. Idempotent: a retry finds the row and the plan written.
-     * The routing inputs are one statement (one snapshot: a rule or fee written meanwhile is seen whole
-     * or not at all).
-     */
-    async createPaymentAndPlanRoute(args: CreateAndPlanArgs): Promise<PlanResult> {
-      return (await createPaymentAndPlan(args)).plan;
-    },
-
     createPaymentAndPlan,
   };
 
@@ -299,7 +289,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     // The plan goes in with the row (on a retry that finds the row, the plan its first try wrote is kept).
     const also = withRow ? await withRow({ routingPlanId: args.routingPlanId, candidates: planned.planned }, row) : [];
     // The confirm's command id is used with the row (a fresh payment's: no id of it can be used yet).
-    const claim = commandClaimWithFirst(db, env, { paymentId: args.paymentId, commandId, kind: 'confirm', usedBy: args.routingPlanId });
+    const claim = commandClaimWithPayment(db, env, { paymentId: args.paymentId, commandId, kind: 'confirm', usedBy: args.routingPlanId });
     const eventIds = await appendEventsOfWrite(
       db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also, claim],
     );

@@ -8,7 +8,7 @@ import { paymentWorkflowId } from '../../workflows/payments/contract';
 import { appendEventsOfWrite } from '../../db/events';
 import { chargeInsertWithPayment, newChargeRow, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
 import { newId } from '../../lib/ids';
-import { onlyWithFirst } from '../../db/knex';
+import { onlyIfFirstWrote } from '../../db/knex';
 import { singleUseCardsErasure } from '../../db/payment-methods';
 
 /**
@@ -70,11 +70,11 @@ describe('creating and confirming in one request', () => {
     // attempt wrote it, that row locked by the check), then, each only if that one wrote, the payment's
     // update, the card's CVC wiped and number erased (one update), the health count, and the events.
     expectOneStatement(alone, 'update "live"."charges"', [
-      '^with "alongside_0" as \\(update "live"."charges" set .* where "id" = \\$\\d+ and "status" = \\$\\d+ and exists \\(select 1 from "live"."payments" where .* for update\\) returning "id"\\)',
-      ', "alongside_1" as \\(update "live"."payments" set .* where "id" = \\$\\d+ and exists \\(select 1 from "alongside_0"\\)\\)',
-      ', "alongside_2" as \\(update "live"."payment_methods" set .* and exists \\(select 1 from "alongside_0"\\)\\)',
-      ', "alongside_3" as \\(\\s*INSERT INTO "live"."provider_health".* WHERE exists \\(select 1 from "alongside_0"\\).*\\)',
-      ' insert into "live"."events" .* where exists \\(select 1 from "alongside_0"\\)',
+      '^with "charge_recorded" as \\(update "live"."charges" set .* where "id" = \\$\\d+ and "status" = \\$\\d+ and exists \\(select 1 from "live"."payments" where .* for update\\) returning "id"\\)',
+      ', "payment_updated" as \\(update "live"."payments" set .* where "id" = \\$\\d+ and exists \\(select 1 from "charge_recorded"\\)\\)',
+      ', "cards_updated" as \\(update "live"."payment_methods" set .* and exists \\(select 1 from "charge_recorded"\\)\\)',
+      ', "health_counted" as \\(\\s*INSERT INTO "live"."provider_health".* WHERE exists \\(select 1 from "charge_recorded"\\).*\\)',
+      ' insert into "live"."events" .* where exists \\(select 1 from "charge_recorded"\\)',
     ]);
     // The API's card and the answer's charges; the worker's card, routing inputs, config, and the row
     // with its plan, its first charge and both events (one statement, no transaction).
@@ -134,7 +134,7 @@ describe('creating and confirming in one request', () => {
     const card = { id: newId('pm'), account_id: payment.account_id, payment_id: payment.id, card_network: 'VISA', card_last4: '4242', pan_encrypted: 'v1.sealed' };
     await stack.db('live.payment_methods').insert(card);
     const event = { event: 'payment_intent.payment_failed', accountId: payment.account_id, paymentId: payment.id };
-    const erasure = onlyWithFirst(singleUseCardsErasure(stack.db, 'production', payment.id, card.id));
+    const erasure = onlyIfFirstWrote(singleUseCardsErasure(stack.db, 'production', payment.id, card.id));
     expect(await appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [erasure])).toBeUndefined();
     expect(await stack.db('live.payment_methods').where({ id: card.id }).first()).toMatchObject({ pan_encrypted: 'v1.sealed' });
     expect(await stack.db('live.payments').where({ id: payment.id }).first()).toMatchObject({ amount: 700, status: 'PROCESSING', metadata: { k: 'v' } });

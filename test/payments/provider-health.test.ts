@@ -288,7 +288,7 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
         cardNetwork: 'MASTERCARD', written, payment, wipeCvc: true,
       }));
       expect(statements).toHaveLength(1);
-      expect(statements[0]).toMatchObject({ tx: false, sql: expect.stringMatching(/^with "alongside_0" as \(update "live"."charges"/) });
+      expect(statements[0]).toMatchObject({ tx: false, sql: expect.stringMatching(/^with "charge_recorded" as \(update "live"."charges"/) });
       const charge = await table('charges').where({ id: args.chargeId }).first();
       const after = await table('payments').where({ id: args.paymentId }).first();
       expect(charge).toMatchObject({ status: 'DECLINED', decline_code: 'do_not_honor', performance: { duration: 25, provider_calls: 1 } });
@@ -312,7 +312,7 @@ describe('the recorder, outcome by outcome (applyOutcome on a seeded charge)', (
       const statements = await statementsOf(() => applyOutcome(stack.db, args, approved, [exchange({ duration_ms: 30 })], {
         cardNetwork: 'MASTERCARD', written, payment,
       }));
-      expect(statements[0]).toMatchObject({ tx: false, sql: expect.stringMatching(/^with "alongside_0" as \(update "live"."charges"/) });
+      expect(statements[0]).toMatchObject({ tx: false, sql: expect.stringMatching(/^with "charge_recorded" as \(update "live"."charges"/) });
       expect(statements.slice(1).every((q) => q.tx)).toBe(true);
       expect(await table('charges').where({ id: args.chargeId }).first()).toMatchObject({ status: 'AUTHORIZED', performance: { duration: 30, provider_calls: 1 } });
       expect(counts(await healthOf(configId))).toEqual({ ...NOTHING, attempts: 1, approvals: 1 });

@@ -20,8 +20,8 @@ const CARDS_3DS = { always: '4000002760003184', stepUp: '4000002500003155' } as 
  */
 const DIR = join(__dirname, '..', 'histories');
 const RECORD = process.env.RECORD_HISTORIES ?? '';
-/** Since a create's confirm makes its first attempt with the row (PaymentInput.authorizeWithRow), each in one request. */
-const WITH_ROW_PATHS = ['approved', 'declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge'];
+/** Paths also taken created and confirmed in one request: the first attempt is made with the row. */
+const IN_ONE_REQUEST_PATHS = ['declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge'];
 const recorded = (name: string) => RECORD === '1' || RECORD.split(',').includes(name);
 
 describe('replaying recorded workflow histories', () => {
@@ -32,13 +32,9 @@ describe('replaying recorded workflow histories', () => {
     // The create update that carries a confirm (create and confirm in one request) is covered too, and
     // every path of a customer authentication.
     expect(files).toContain('payment-create-and-confirm.json');
-    expect(files).toEqual(expect.arrayContaining(['payment-lean-create-and-confirm.json', 'payment-lean-create-and-confirm-declined.json', 'payment-lean-approved.json']));
     for (const name of ['notified', 'returned', 'failed', 'timeout', 'canceled']) expect(files).toContain(`payment-authentication-${name}.json`);
     expect(files).toEqual(expect.arrayContaining(['payment-step-up.json', 'payment-no-second-challenge.json']));
-    for (const path of ['create-and-confirm', 'lean-create-and-confirm-declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge']) {
-      expect(files).toContain(`payment-in-task-${path}.json`);
-    }
-    for (const path of WITH_ROW_PATHS) expect(files).toContain(`payment-with-row-${path}.json`);
+    for (const path of IN_ONE_REQUEST_PATHS) expect(files).toContain(`payment-create-and-confirm-${path}.json`);
   });
 
   it('replays every one against the current workflow code', async () => {
@@ -114,13 +110,9 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
         await confirm(stack, f.merchant, res.body.data.id, { payment_method: card(CARDS.visa) });
         return res.body.data.id;
       },
-      // Create and confirm in one request: the `create` update carries the confirm.
+      // Create and confirm in one request: the `create` update carries the confirm, and the row, the plan
+      // and its first attempt are one local activity; no expiry timer for a payment that succeeds at once.
       'payment-create-and-confirm': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.visa) })).body.data.id,
-      // Since the `lean-create` patch: the row and the plan in one local activity, and no expiry timer for
-      // a payment that succeeds at once; one declined (then waiting, with its expiry armed); and two requests.
-      'payment-lean-create-and-confirm': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.visa) })).body.data.id,
-      'payment-lean-create-and-confirm-declined': async () => (await createPayment(stack, f.merchant, { confirm: true, payment_method: card(CARDS.declined) })).body.data.id,
-      'payment-lean-approved': async () => (await pay(stack, f.merchant, CARDS.visa)).body.data.id,
       // 3-D Secure (docs/authentication.md): the processor's notification completes the challenge…
       'payment-authentication-notified': async () => {
         const { id, url } = await requiringAction(f, CARDS_3DS.always);
@@ -163,13 +155,8 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
         return id;
       },
     };
-    // Since authorizations run inside the workflow task (PaymentInput.authorizeInTask): an approval, a
-    // decline, a cascade, a 3-D Secure challenge and a step-up, each with its attempts as local activities.
-    for (const path of ['create-and-confirm', 'lean-create-and-confirm-declined', 'cascade-after-outage', 'authentication-notified', 'step-up', 'no-second-challenge']) {
-      scenarios[`payment-in-task-${path}`] = scenarios[`payment-${path}`];
-    }
-    // Since the first attempt of a create's confirm is made with the row (PaymentInput.authorizeWithRow):
-    // approved, declined, a cascade past an outage, a challenge, a step-up and no second challenge.
+    // In one request (the first attempt made with the row): declined (then waiting, with its expiry armed),
+    // a cascade past an outage, a challenge, a step-up and no second challenge.
     const approvedChallenge = (requiring: () => Promise<{ id: string; url: string }>) => async () => {
       const { id, url } = await requiring();
       await answerChallenge(url, 'approve');
@@ -177,13 +164,12 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
     };
     const inOne = async (m: typeof f, number: string) => (await createPayment(stack, m.merchant, { confirm: true, payment_method: card(number) })).body.data.id as string;
     Object.assign(scenarios, {
-      'payment-with-row-approved': () => inOne(f, CARDS.visa),
-      'payment-with-row-declined': () => inOne(f, CARDS.declined),
-      'payment-with-row-cascade-after-outage': () => inOne(outage, CARDS.visa),
-      'payment-with-row-authentication-notified': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.always)),
-      'payment-with-row-step-up': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.stepUp)),
-      'payment-with-row-no-second-challenge': approvedChallenge(() => requiringActionInOne(softAfterAuthentication, CARDS_3DS.always)),
-    } satisfies Record<`payment-with-row-${string}`, () => Promise<string>>);
+      'payment-create-and-confirm-declined': () => inOne(f, CARDS.declined),
+      'payment-create-and-confirm-cascade-after-outage': () => inOne(outage, CARDS.visa),
+      'payment-create-and-confirm-authentication-notified': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.always)),
+      'payment-create-and-confirm-step-up': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.stepUp)),
+      'payment-create-and-confirm-no-second-challenge': approvedChallenge(() => requiringActionInOne(softAfterAuthentication, CARDS_3DS.always)),
+    } satisfies Record<`payment-create-and-confirm-${string}`, () => Promise<string>>);
     mkdirSync(DIR, { recursive: true });
     const client = await stack.deps.temporal();
     for (const [name, run] of Object.entries(scenarios).filter(([name]) => recorded(name))) {

@@ -41,7 +41,7 @@ function startInput(customerId: string, amount: number): PaymentInput {
   return {
     paymentId: newId('pay'), accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
     amount, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId, metadata: {}, routing: {},
-    authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, leanCreate: true, authorizeInTask: true, authorizeWithRow: true, idStream: true, context,
+    authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, context,
   };
 }
 

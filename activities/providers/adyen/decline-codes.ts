@@ -6,16 +6,13 @@
 // Refusal reasons per https://docs.adyen.com/development-resources/refusal-reasons; error codes per
 // https://docs.adyen.com/development-resources/error-codes.
 
-import type { DeclineDecision } from '../sandbox/decline-codes';
+import type { DeclineRow } from '../../../lib/payments/cascade';
 
-export interface AdyenDecline {
-  /** Our decline code, recorded on the charge. */
-  code: string;
-  decision: DeclineDecision;
-}
+/** Our decline code, recorded on the charge, with its decision and the cascade's columns (stepUp, doNotRetry). */
+export type AdyenDecline = DeclineRow;
 
-const hard = (code: string): AdyenDecline => ({ code, decision: 'hard' });
-const soft = (code: string): AdyenDecline => ({ code, decision: 'soft' });
+const hard = (code: string, columns: Pick<DeclineRow, 'doNotRetry'> = {}): AdyenDecline => ({ code, decision: 'hard', ...columns });
+const soft = (code: string, columns: Pick<DeclineRow, 'stepUp'> = {}): AdyenDecline => ({ code, decision: 'soft', ...columns });
 
 /** Adyen's published refusal reasons: refusalReasonCode → refusalReason (the text a Refused answer and an AUTHORISATION notification carry). */
 export const ADYEN_REFUSAL_REASONS: Readonly<Record<string, string>> = {
@@ -89,10 +86,10 @@ export const ADYEN_REFUSAL_CODES: Readonly<Record<string, AdyenDecline>> = {
   34: hard('card_declined'),
   35: hard('card_declined'),
   // Suspected fraud, whoever suspects it (issuer, acquirer, Adyen's risk rules): never cascade it.
-  14: hard('fraudulent'),
-  20: hard('fraudulent'),
-  22: hard('fraudulent'),
-  31: hard('fraudulent'),
+  14: hard('fraudulent', { doNotRetry: true }),
+  20: hard('fraudulent', { doNotRetry: true }),
+  22: hard('fraudulent', { doNotRetry: true }),
+  31: hard('fraudulent', { doNotRetry: true }),
   // The scheme's limit on retrying a declined card: another provider's attempt is a retry too.
   46: hard('card_declined'),
   // 3D Not Authenticated: the cardholder failed (or abandoned) the issuer's challenge, which every provider reaches.
@@ -111,13 +108,13 @@ export const ADYEN_REFUSAL_CODES: Readonly<Record<string, AdyenDecline>> = {
   10: soft('card_not_supported'),
   // Strong customer authentication (3-D Secure, a PIN) is not done yet: try the next provider (or ask
   // for a challenge).
-  33: soft('authentication_required'),
-  36: soft('authentication_required'),
-  38: soft('authentication_required'),
-  39: soft('authentication_required'),
-  41: soft('authentication_required'),
-  42: soft('authentication_required'),
-  43: soft('authentication_required'),
+  33: soft('authentication_required', { stepUp: true }),
+  36: soft('authentication_required', { stepUp: true }),
+  38: soft('authentication_required', { stepUp: true }),
+  39: soft('authentication_required', { stepUp: true }),
+  41: soft('authentication_required', { stepUp: true }),
+  42: soft('authentication_required', { stepUp: true }),
+  43: soft('authentication_required', { stepUp: true }),
 };
 
 /** errorCode of an error answer (HTTP 4xx, `{status, errorCode, message, errorType}`) → ours. */

@@ -6,24 +6,21 @@
 // Looked up by `decline_code` first (the issuer's reason on a card_error), then by `code` (Stripe's
 // error code), per https://docs.stripe.com/declines/codes and https://docs.stripe.com/error-codes.
 
-import type { DeclineDecision } from '../sandbox/decline-codes';
+import type { DeclineRow } from '../../../lib/payments/cascade';
 
-export interface StripeDecline {
-  /** Our decline code, recorded on the charge. */
-  code: string;
-  decision: DeclineDecision;
-}
+/** Our decline code, recorded on the charge, with its decision and the cascade's columns (stepUp, doNotRetry). */
+export type StripeDecline = DeclineRow;
 
-const hard = (code: string): StripeDecline => ({ code, decision: 'hard' });
-const soft = (code: string): StripeDecline => ({ code, decision: 'soft' });
+const hard = (code: string, columns: Pick<DeclineRow, 'doNotRetry'> = {}): StripeDecline => ({ code, decision: 'hard', ...columns });
+const soft = (code: string, columns: Pick<DeclineRow, 'stepUp'> = {}): StripeDecline => ({ code, decision: 'soft', ...columns });
 
 export const STRIPE_DECLINE_CODES: Readonly<Record<string, StripeDecline>> = {
   // The card or the cardholder: every provider reaches the same issuer, so none will approve it.
-  stolen_card: hard('stolen_card'),
-  lost_card: hard('lost_card'),
-  pickup_card: hard('stolen_card'),
-  fraudulent: hard('fraudulent'),
-  merchant_blacklist: hard('fraudulent'),
+  stolen_card: hard('stolen_card', { doNotRetry: true }),
+  lost_card: hard('lost_card', { doNotRetry: true }),
+  pickup_card: hard('stolen_card', { doNotRetry: true }),
+  fraudulent: hard('fraudulent', { doNotRetry: true }),
+  merchant_blacklist: hard('fraudulent', { doNotRetry: true }),
   expired_card: hard('expired_card'),
   incorrect_number: hard('invalid_number'),
   invalid_number: hard('invalid_number'),
@@ -71,7 +68,7 @@ export const STRIPE_DECLINE_CODES: Readonly<Record<string, StripeDecline>> = {
   currency_not_supported: soft('currency_not_supported'),
   testmode_decline: soft('card_declined'),
   // The issuer wants 3-D Secure before it decides: another provider (or a retry asking for a challenge) may get through.
-  authentication_required: soft('authentication_required'),
+  authentication_required: soft('authentication_required', { stepUp: true }),
   // This config's credentials or our request: another config may work.
   api_key_expired: soft('invalid_credentials'),
   authentication_error: soft('invalid_credentials'),
