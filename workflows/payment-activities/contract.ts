@@ -5,7 +5,7 @@
 import { PERMANENT_DATA_ERROR, type DataErrorFacts } from '../../lib/data-errors';
 import type { DeclineRow } from '../../lib/payments/cascade';
 import type { Environment, ProviderEventSignal, RequestContext } from '../contract';
-import type { AttemptOutcome, PaymentInput, PaymentStatus, PendingOperation, RoutingHintsInput } from '../payment-rules/contract';
+import type { AttemptOutcome, ConfirmInput, PaymentInput, PaymentStatus, PendingOperation } from '../payment-rules/contract';
 
 // ---------------------------------------------------------------------------------------------------
 // The activities the workflow calls (activities/payments builds them, `satisfies PaymentActivities`)
@@ -24,16 +24,9 @@ export interface PlannedCandidate {
   estimatedFee: number | null;
 }
 
-export interface PlanArgs extends PaymentRef {
+/** A confirm's plan to make: the confirm as the API sealed it (its seal checked before the plan), for one payment. */
+export interface PlanArgs extends PaymentRef, ConfirmInput {
   routingPlanId: string;
-  paymentMethodId: string;
-  /** The confirm's return_url, written on the payment. */
-  returnUrl?: string;
-  installments?: number;
-  routing?: RoutingHintsInput;
-  /** The confirm's seal (ConfirmInput.seal), checked before the plan is made. */
-  seal?: string;
-  context: RequestContext;
 }
 
 /** A create that carries a confirm: the payment to write and the confirm's plan to make, in one step. */
