@@ -4,16 +4,17 @@
  *   lib ← contracts ← db ← resources ← activities;  contracts ← workflow code;
  *   contracts + workflow fn ← client.ts;  api / worker / scripts / bench / simulator on top.
  *
- * Resources (api/resources/<feature>.ts with api/schemas.ts) are each API resource's schema and its
+ * Contracts (contracts/: the workflows' messages, inputs and activity interfaces) are the ground floor
+ * both sides of Temporal stand on. Resources (resources/<feature>.ts with resources/schemas.ts) are each API resource's schema and its
  * serializer: pure, and shared by the routes and the activities that write events (an event's data is
  * the resource as the API shows it).
  *
  * Type-only imports count (tsPreCompilationDeps): a workflow importing an activity's types is still a
  * workflow that knows the activity module.
  */
-const CONTRACT = '^workflows/(?:contract|[^/]+/contract)[.]ts$';
+const CONTRACT = '^contracts/';
 const CLIENT = '^workflows/(?:client|[^/]+/client)[.]ts$';
-const RESOURCES = '^api/(?:resources/|schemas[.]ts$)';
+const RESOURCES = '^resources/';
 /** Workflow code: everything in workflows/ but the command clients (client side, not sandboxed). */
 const WORKFLOW_CODE = { path: '^workflows/', pathNot: CLIENT };
 /** Node built-ins and packages that do I/O: never in lib/, contracts or workflow code. */
@@ -34,7 +35,7 @@ module.exports = {
       severity: 'error',
       comment: 'lib/ imports no other project folder (docs/architecture.md: lib/ is pure).',
       from: { path: '^lib/' },
-      to: { path: '^(?:api|workflows|activities|worker|db|scripts|simulator|bench|dashboard|test)/' },
+      to: { path: '^(?:api|contracts|resources|workflows|activities|worker|db|scripts|simulator|bench|dashboard|test)/' },
     },
     {
       name: 'lib-does-no-io',
@@ -67,7 +68,7 @@ module.exports = {
       from: WORKFLOW_CODE,
       to: {
         dependencyTypesNot: ['core'],
-        pathNot: ['^workflows/', '^lib/', '^node_modules/@temporalio/(?:workflow|common)/'],
+        pathNot: ['^workflows/', CONTRACT, '^lib/', '^node_modules/@temporalio/(?:workflow|common)/'],
       },
     },
     {
@@ -89,7 +90,7 @@ module.exports = {
       severity: 'error',
       comment: 'db/ imports only lib/, contracts and other db/ modules.',
       from: { path: '^db/' },
-      to: { path: '^(?:api|workflows|activities|worker|scripts|simulator|bench|dashboard|test)/', pathNot: CONTRACT },
+      to: { path: '^(?:api|resources|workflows|activities|worker|scripts|simulator|bench|dashboard|test)/' },
     },
     {
       name: 'resources-below-activities',

@@ -32,7 +32,7 @@ export default tseslint.config(
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O libraries.
     // Command clients (client.ts) run on the client side: they connect to Temporal, so they are exempt.
-    files: ['workflows/**/*.ts'],
+    files: ['workflows/**/*.ts', 'contracts/**/*.ts'],
     ignores: ['workflows/client.ts', 'workflows/**/client.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {

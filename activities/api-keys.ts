@@ -3,7 +3,7 @@ import type { Db } from '../db/knex';
 import { swapApiKeySecret } from '../db/api-keys';
 import { appendEvents } from '../db/events';
 import { insertNotifications } from '../db/notifications';
-import { API_KEY_ROTATION_FAILURES, ApiKeyActivities, ApiKeyRotationInput, RotatedApiKey } from '../workflows/api-keys/contract';
+import { API_KEY_ROTATION_FAILURES, ApiKeyActivities, ApiKeyRotationInput, RotatedApiKey } from '../contracts/api-keys';
 
 /** The API-key activities; the rotation workflow proxies them through the contract's ApiKeyActivities. */
 export function apiKeyActivities(db: Db) {

@@ -8,14 +8,14 @@ import { logger } from '../lib/logger';
 import { appendEvents, EventRecord } from '../db/events';
 import type { ChargeRow } from '../db/payments';
 import { findRefund, findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
-import { serializeCharge } from '../api/resources/payments';
-import { serializeRefund } from '../api/resources/refunds';
+import { serializeCharge } from '../resources/payments';
+import { serializeRefund } from '../resources/refunds';
 import { updateCharge } from '../db/payments';
 import { notificationExchange } from './providers/exchange';
 import { openProvider } from './providers/open';
 import type { OperationOutput, ProviderAdapter, ProviderExchange, ProviderOutcome } from './providers/types';
-import type { ProviderEventSignal, RequestContext } from '../workflows/contract';
-import { refundCommand, type RefundActivities, type RefundRef, type RefundResult, type ReservationResult, type RefundWorkflowInput } from '../workflows/refunds/contract';
+import type { ProviderEventSignal, RequestContext } from '../contracts/temporal';
+import { refundCommand, type RefundActivities, type RefundRef, type RefundResult, type ReservationResult, type RefundWorkflowInput } from '../contracts/refunds';
 import { withHeartbeat } from './heartbeat';
 import { notificationTarget, verifiedNotification } from './payments/notifications';
 

@@ -1,8 +1,8 @@
 import { insertNotificationsOnce } from '../db/notifications';
 import { processingSince } from '../db/payments';
-import type { Environment } from '../workflows/contract';
-import { paymentWorkflowId } from '../workflows/payments/contract';
-import { stuckNotificationId, stuckPaymentOf, type StuckPaymentCheck, type WatchdogActivities } from '../workflows/watchdog/contract';
+import type { Environment } from '../contracts/temporal';
+import { paymentWorkflowId } from '../contracts/payments';
+import { stuckNotificationId, stuckPaymentOf, type StuckPaymentCheck, type WatchdogActivities } from '../contracts/watchdog';
 import type { ActivityDeps } from './deps';
 
 const ENVIRONMENTS: Environment[] = ['production', 'sandbox'];

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { replaceSealed, SEALED_COLUMNS, sealedColumn, type SealedColumn, type SealedRow, staleSealedRows } from '../db/sealed-columns';
 import type { Vault } from '../lib/vault';
-import { VAULT_ROTATION_FAILURES, type VaultActivities, type VaultBatch } from '../workflows/vault/contract';
+import { VAULT_ROTATION_FAILURES, type VaultActivities, type VaultBatch } from '../contracts/vault';
 import type { ActivityDeps } from './deps';
 
 /**

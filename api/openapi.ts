@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { ERRORS, ErrorReason } from './errors';
 import { REQUEST_ID_PATTERN } from './middleware/request-context';
 import { openApiPath, Route } from './route';
-import { NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from './schemas';
+import { NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from '../resources/schemas';
 
 type Json = Record<string, unknown>;
 

@@ -4,14 +4,14 @@ import { Value } from '@sinclair/typebox/value';
 import type { ApiDeps } from './deps';
 import { ApiError, type ErrorReason } from './errors';
 import type { Principal } from './auth/authenticate';
-import type { RequestContext } from '../workflows/contract';
+import type { RequestContext } from '../contracts/temporal';
 import type { Access } from './auth/access';
 import { AUDIT_ACTIONS, auditKey, type AuditAction } from './audit-actions';
 import { AuditedAccess, recordAudit } from './audit-trail';
 import type { Permission } from './auth/permissions';
 import { bodyValidator, paramsValidator, queryValidator, Validator } from './validation';
 import { idempotency, idempotencyKeyOf } from './middleware/idempotency';
-import { Id, Obj } from './schemas';
+import { Id, Obj } from '../resources/schemas';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Empty = TObject<Record<string, never>>;

@@ -3,14 +3,14 @@ import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, FieldError } from './errors';
 import { hasLoneSurrogate } from '../lib/storable-text';
-import { GRAMMAR_SCHEMAS, NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from './schemas';
+import { GRAMMAR_SCHEMAS, NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from '../resources/schemas';
 
 // Bodies are validated exactly as sent; query strings and path params arrive as text and are coerced.
 // `verbose` gives each error its schema, to tell an unknown request field from a word outside a grammar.
 const options = { allErrors: true, strict: false, verbose: true, schemas: [...SHARED_SCHEMAS] };
 const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
 const queryAjv = addFormats(new Ajv({ ...options, coerceTypes: true }));
-// No unpaired surrogate (api/schemas.ts WELL_FORMED).
+// No unpaired surrogate (resources/schemas.ts WELL_FORMED).
 for (const ajv of [bodyAjv, queryAjv]) {
   ajv.addKeyword({ keyword: WELL_FORMED, type: 'string', schemaType: 'boolean', validate: (on: boolean, data: string) => !on || !hasLoneSurrogate(data) });
 }
@@ -27,7 +27,7 @@ function messageOf(e: ErrorObject): string {
   return e.message ?? 'is not valid';
 }
 
-/** A rule across fields (api/schemas.ts `ExactlyOne`, `OnlyWhen`) says what breaking it means in `x-error`. */
+/** A rule across fields (resources/schemas.ts `ExactlyOne`, `OnlyWhen`) says what breaking it means in `x-error`. */
 const ruleMessage = (e: ErrorObject): string | undefined => {
   const parent = e.parentSchema as Record<string, unknown> | undefined;
   return typeof parent?.['x-error'] === 'string' ? parent['x-error'] : undefined;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { generateApiKey, hashApiKey, KeyKind } from '../lib/secrets';
-import type { ApiKeyRotationInput } from '../workflows/api-keys/contract';
+import type { ApiKeyRotationInput } from '../contracts/api-keys';
 import type { Environment } from './environments';
 
 /** The API-keys store: `core.api_keys`. Keys are stored as a keyed hash; the plaintext is never kept. */

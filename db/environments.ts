@@ -1,9 +1,9 @@
 /**
- * Each environment (declared once, in the shared contract workflows/contract.ts) has its own tables: the
+ * Each environment (declared once, in the shared contract contracts/temporal.ts) has its own tables: the
  * same tables in schema `live` (production accounts) and schema `sandbox` (sandbox accounts).
  * Control-plane tables live in `core`.
  */
-import type { Environment } from '../workflows/contract';
+import type { Environment } from '../contracts/temporal';
 
 export type { Environment };
 

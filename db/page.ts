@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** A page of a listing as the API asks for it (1-based; at most MAX_PAGE, api/schemas.ts, so the offset is a safe integer). */
+/** A page of a listing as the API asks for it (1-based; at most MAX_PAGE, resources/schemas.ts, so the offset is a safe integer). */
 export interface Page { page: number; limit: number }
 
 /** One page of a listing, newest first (id breaking ties), and how many rows there are in all. */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../workflows/payments/contract';
+import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../contracts/payments';
 import { envTable, type Environment } from './environments';
 import { TIMESTAMPS_AS_ISO, type AsAnswered } from './knex';
 

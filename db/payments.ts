@@ -1,6 +1,6 @@
 import { keysetPage, type Cursor, type KeysetPage, type ListStart } from './page';
 import type { Knex } from 'knex';
-import type { PaymentStatus } from '../workflows/payments/contract';
+import type { PaymentStatus } from '../contracts/payments';
 import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
 import { insertIfFirstWrote, runPrepared, withAlongside, type Alongside, type PreparedStatement } from './knex';

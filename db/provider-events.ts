@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { NotifiedOperation, NotifiedOutcome, ProviderEventSignal } from '../workflows/contract';
+import type { NotifiedOperation, NotifiedOutcome, ProviderEventSignal } from '../contracts/temporal';
 import { envTable, type Environment } from './environments';
 
 /**

@@ -2,7 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import {
   CAPTURED_CHARGE_STATUSES, REFUND_TRANSITIONS, REFUNDABLE_CHARGE_STATUSES, RefundReason, RefundStatus, RefundWorkflowInput, wasCaptured,
-} from '../workflows/refunds/contract';
+} from '../contracts/refunds';
 import { envTable, Environment } from './environments';
 import type { ChargeRow, PaymentRow } from './payments';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import type { ResponseClass } from '../lib/webhook-retry';
-import type { DeliveryStatus, DeliveryTrigger } from '../workflows/webhooks/contract';
+import type { DeliveryStatus, DeliveryTrigger } from '../contracts/webhooks';
 import { ENV_SCHEMAS, envTable, type Environment } from './environments';
 import { paged, type Page } from './page';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
-import type { DisabledReason, EndpointStatus, WebhookVerificationResult } from '../workflows/webhooks/contract';
+import type { DisabledReason, EndpointStatus, WebhookVerificationResult } from '../contracts/webhooks';
 import { envTable, type Environment } from './environments';
 import { paged, type Page } from './page';
 

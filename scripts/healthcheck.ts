@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { loadConfig } from '../db/local-state';
 import { connectClient } from '../workflows/client';
-import { TASK_QUEUES } from '../workflows/contract';
+import { TASK_QUEUES } from '../contracts/temporal';
 
 /**
  * Container healthchecks (`switchboard healthcheck api|worker|simulator`): the API answers /readyz; a

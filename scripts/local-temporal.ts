@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SEARCH_ATTRIBUTES } from '../workflows/contract';
+import { SEARCH_ATTRIBUTES } from '../contracts/temporal';
 
 /**
  * The binary a local Temporal server runs from: a file on this machine, or the SDK's own download

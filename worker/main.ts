@@ -9,7 +9,7 @@ import { createDb } from '../db/knex';
 import { createWorkers } from './worker';
 import { sdkMetricsBindAddress, startWorkerMetrics } from './metrics';
 import { ensureStuckPaymentWatchdog } from '../workflows/watchdog/client';
-import { watchdogInterval } from '../workflows/watchdog/contract';
+import { watchdogInterval } from '../contracts/watchdog';
 import { currentTracing } from '../telemetry/tracing';
 
 async function main(): Promise<void> {

@@ -5,7 +5,7 @@ import {
   makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { createActivities, type ActivityDeps } from '../activities';
-import { TASK_QUEUES } from '../workflows/contract';
+import { TASK_QUEUES } from '../contracts/temporal';
 import { ROOT_DIR } from '../db/local-state';
 import { currentTracing, workflowClientInterceptors, WORKFLOW_INTERCEPTOR_MODULES, type Tracing } from '../telemetry/tracing';
 import { permanentDataErrors } from './data-errors';

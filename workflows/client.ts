@@ -13,7 +13,7 @@ import type { Config } from '../lib/config';
 import type { ConnectionCtorOptions, RPCImplOptions } from '@temporalio/client/lib/connection';
 import { workflowClientInterceptors } from '../telemetry/tracing';
 import { ApiError } from '../lib/errors';
-import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from './contract';
+import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../contracts/temporal';
 
 /** gRPC status codes (fixed by the gRPC protocol) that mean something here. */
 const GRPC = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 } as const;

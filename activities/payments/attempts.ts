@@ -9,8 +9,8 @@ import type { Alongside } from '../../db/knex';
 import {
   firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
   type ReconcileResult,
-} from '../../workflows/payments/contract';
-import type { ProviderEventSignal } from '../../workflows/contract';
+} from '../../contracts/payments';
+import type { ProviderEventSignal } from '../../contracts/temporal';
 import { notificationExchange } from '../providers/exchange';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';

@@ -1,7 +1,7 @@
 import { insertNotificationsOnce } from '../../db/notifications';
 import { findPayment, flagNeedsAttention } from '../../db/payments';
 import { logger } from '../../lib/logger';
-import { paymentWorkflowId, type NeedsAttentionArgs, type PaymentActivities } from '../../workflows/payments/contract';
+import { paymentWorkflowId, type NeedsAttentionArgs, type PaymentActivities } from '../../contracts/payments';
 import type { PaymentActivityDeps } from './deps';
 
 /** One `payment.needs_attention` notification per payment: its id is derived from the payment's. */

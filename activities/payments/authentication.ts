@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { findCharge, findPayment, updateCharge } from '../../db/payments';
-import type { AbandonArgs, AttemptResult, AuthenticationArgs, PaymentActivities } from '../../workflows/payments/contract';
+import type { AbandonArgs, AttemptResult, AuthenticationArgs, PaymentActivities } from '../../contracts/payments';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
 import type { CompleteAuthenticationOutput, ProviderAdapter, ProviderOutcome } from '../providers/types';

@@ -4,8 +4,8 @@ import { findCharge, lockCharge, lockPaymentStatus, updateCharge, updatePayment,
 import { MissingRowError } from '../../lib/data-errors';
 import {
   allows, type CaptureFailureArgs, type CaptureFailureResult, type PaymentActivities,
-} from '../../workflows/payments/contract';
-import type { ProviderEventSignal } from '../../workflows/contract';
+} from '../../contracts/payments';
+import type { ProviderEventSignal } from '../../contracts/temporal';
 import { notificationExchange } from '../providers/exchange';
 import type { PaymentActivityDeps } from './deps';
 import { chargeEvent } from './events';

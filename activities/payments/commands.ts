@@ -8,8 +8,8 @@ import type { Environment } from '../../db/environments';
 import {
   allows, operationKey, PAYMENT_ACTIVITY_FAILURES, type CancelArgs, type CancelResult, type CaptureArgs, type CaptureResult, type PaymentActivities,
   type PaymentRef, type SettleArgs, type SettleResult,
-} from '../../workflows/payments/contract';
-import type { RequestContext } from '../../workflows/contract';
+} from '../../contracts/payments';
+import type { RequestContext } from '../../contracts/temporal';
 import { withHeartbeat } from '../heartbeat';
 import { notificationExchange } from '../providers/exchange';
 import { openProvider } from '../providers/open';

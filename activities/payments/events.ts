@@ -1,8 +1,8 @@
 import type { EventRecord } from '../../db/events';
 import type { ChargeRow, PaymentRow } from '../../db/payments';
-import { serializeCharge, serializePayment } from '../../api/resources/payments';
-import type { RequestContext } from '../../workflows/contract';
-import type { PaymentRef } from '../../workflows/payments/contract';
+import { serializeCharge, serializePayment } from '../../resources/payments';
+import type { RequestContext } from '../../contracts/temporal';
+import type { PaymentRef } from '../../contracts/payments';
 
 /** Who asked, as every event records it (ids only). */
 function actorOf(context: RequestContext): Partial<EventRecord> {

@@ -1,4 +1,4 @@
-import type { PaymentActivities } from '../../workflows/payments/contract';
+import type { PaymentActivities } from '../../contracts/payments';
 import { attemptActivities, firstAttemptWithRow } from './attempts';
 import { attentionActivities } from './attention';
 import { authenticationActivities } from './authentication';
@@ -11,7 +11,7 @@ import { recordActivities } from './records';
 export type { PaymentActivityDeps };
 
 /**
- * The activities of the payment workflow (workflows/payments/contract.ts), by step: the payment's
+ * The activities of the payment workflow (contracts/payments.ts), by step: the payment's
  * record and routing plans, the attempts at the providers, and the commands after a walk.
  */
 export function paymentActivities(deps: PaymentActivityDeps): PaymentActivities {

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { findCharge, updateCharge, type ChargeRow } from '../../db/payments';
 import { providerEventsOfCharge, type ProviderEventRow } from '../../db/provider-events';
 import { MissingRowError } from '../../lib/data-errors';
-import type { LateAuthorizationArgs, LateAuthorizationResult, PaymentActivities } from '../../workflows/payments/contract';
+import type { LateAuthorizationArgs, LateAuthorizationResult, PaymentActivities } from '../../contracts/payments';
 import { withHeartbeat } from '../heartbeat';
 import { notificationExchange } from '../providers/exchange';
 import type { ProviderExchange } from '../providers/types';

@@ -3,7 +3,7 @@ import type { Environment } from '../../db/environments';
 import { storedNotification, type NotificationTarget } from '../../db/provider-events';
 import { logger } from '../../lib/logger';
 import type { ChargeRow } from '../../db/payments';
-import type { NotifiedOperation, ProviderEventSignal } from '../../workflows/contract';
+import type { NotifiedOperation, ProviderEventSignal } from '../../contracts/temporal';
 
 /** What a notification about `operation` on `charge` must name: the charge, and the config it was made through. */
 export function notificationTarget(operation: NotifiedOperation, charge: Pick<ChargeRow, 'id' | 'payment_provider_config_id'>, refundId?: string): NotificationTarget {

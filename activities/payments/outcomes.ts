@@ -6,7 +6,7 @@ import type { Environment } from '../../db/environments';
 import { ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, NextAction, PaymentPatch, type PaymentRow } from '../../db/payments';
 import { recordOutcomeAtOnce, recordOutcomeInTransaction, type OutcomeWrites } from '../../db/payment-outcomes';
 import type { HealthSample } from '../../db/provider-health';
-import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../workflows/payments/contract';
+import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../contracts/payments';
 import { nextStep, walkGoesOn, type DeclineRow, type NextStep } from '../../lib/payments/cascade';
 import { declineRowOf } from '../providers/decline-rows';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';

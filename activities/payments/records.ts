@@ -14,13 +14,13 @@ import type { Environment } from '../../db/environments';
 import { healthWindows } from '../../db/provider-health';
 import type {
   CreateAndPlanArgs, PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
-} from '../../workflows/payments/contract';
+} from '../../contracts/payments';
 import type { PaymentActivityDeps } from './deps';
 import { paymentEvent } from './events';
 import { PAYMENT_METHOD_UNAVAILABLE } from './outcomes';
 import { MissingRowError } from '../../lib/data-errors';
 import { withArticle } from '../../lib/errors';
-import { allows, UNSEALED_COMMAND } from '../../workflows/payments/contract';
+import { allows, UNSEALED_COMMAND } from '../../contracts/payments';
 import { commandSeals, currentRunId, refuseCommand } from './seals';
 
 /**

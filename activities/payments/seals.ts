@@ -4,10 +4,10 @@ import type { Vault } from '../../lib/vault';
 import {
   openCarriedSeal, PAYMENT_SEAL_PURPOSE, paymentCommand, paymentWorkflowId, startCommand, UNSEALED_COMMAND,
   type CancelArgs, type CaptureArgs, type PaymentCommand, type PaymentInput, type PlanArgs,
-} from '../../workflows/payments/contract';
+} from '../../contracts/payments';
 
 /**
- * The checks of what the API sealed into a payment's commands (workflows/payments/contract.ts,
+ * The checks of what the API sealed into a payment's commands (contracts/payments.ts,
  * docs/security.md §16), made by the activity that acts on each before it writes or calls a processor:
  * a workflow started or updated by anyone else who reaches Temporal is refused (`unsealed_command`,
  * non-retryable) and moves nothing. Each also runs only in the payment's own workflow (`payment/<id>`),

@@ -1,5 +1,5 @@
 // Helpers for building `exchanges` records that are safe to store and show.
-import type { ProviderEventSignal } from '../../workflows/contract';
+import type { ProviderEventSignal } from '../../contracts/temporal';
 import type { ProviderExchange, ProviderOutcome } from './types';
 
 // Field names that may carry a card number, CVC or credential in any provider's JSON. Adapters build

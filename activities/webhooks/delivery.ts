@@ -10,7 +10,7 @@ import { logger } from '../../lib/logger';
 import { iso } from '../../lib/timestamps';
 import { classifyResponse, ENDPOINT_FAILING_DISABLE_MS, retryDelay, type ResponseClass } from '../../lib/webhook-retry';
 import { signedHeaders } from '../../lib/webhook-signature';
-import type { AttemptDeliveryArgs, AttemptOutcome, DeliveryStatus, WebhookActivities } from '../../workflows/webhooks/contract';
+import type { AttemptDeliveryArgs, AttemptOutcome, DeliveryStatus, WebhookActivities } from '../../contracts/webhooks';
 import { liveSecrets, type WebhookActivityContext } from './context';
 import { AccountSlots } from './account-slots';
 import { FAILING_ENDPOINT_TIMEOUT_MS, postWebhook, WEBHOOK_TIMEOUT_MS } from './http';

@@ -6,7 +6,7 @@ import { VERIFICATION_EVENT_TYPE } from '../../lib/webhook-events';
 import { signedHeaders } from '../../lib/webhook-signature';
 import type {
   DropPreviousSecretArgs, WebhookActivities, WebhookSecretRotationResult, WebhookVerificationInput, WebhookVerificationResult,
-} from '../../workflows/webhooks/contract';
+} from '../../contracts/webhooks';
 import { liveSecrets, type WebhookActivityContext } from './context';
 import { postWebhook } from './http';
 

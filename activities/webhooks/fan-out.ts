@@ -6,10 +6,10 @@ import { enabledEndpointsOf } from '../../db/webhooks';
 import { newId } from '../../lib/ids';
 import { iso } from '../../lib/timestamps';
 import { filterMatches } from '../../lib/webhook-events';
-import { serializePayment } from '../../api/resources/payments';
+import { serializePayment } from '../../resources/payments';
 import {
   WEBHOOK_WORKFLOW_IDS, type FanOutEventsInput, type FanOutEventsResult, type WebhookActivities, type WebhookEnvironment,
-} from '../../workflows/webhooks/contract';
+} from '../../contracts/webhooks';
 import { webhookClient } from '../../workflows/webhooks/client';
 import type { WebhookActivityContext } from './context';
 

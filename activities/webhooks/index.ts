@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { Vault } from '../../lib/vault';
-import type { WebhookActivities } from '../../workflows/webhooks/contract';
+import type { WebhookActivities } from '../../contracts/webhooks';
 import type { ActivityDeps } from '../deps';
 import type { WebhookActivityContext } from './context';
 import { deliveryActivities } from './delivery';

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import coBody from 'co-body';
 import { ApiError } from '../errors';
-import { MAX_BODY_DEPTH } from '../schemas';
+import { MAX_BODY_DEPTH } from '../../resources/schemas';
 
 export const BODY_LIMIT = '1mb';
 

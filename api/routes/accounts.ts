@@ -3,10 +3,10 @@ import { createAccount, findLiveAccount, listAccounts, putAccountSetting, settin
 import { HOST_ENTRY_PATTERN, hostEntryProblem, MAX_RETURN_URL_HOSTS, RETURN_URL_HOSTS } from '../../lib/return-url-hosts';
 import { roleOn } from '../../db/memberships';
 import { ApiError } from '../errors';
-import { AccountSchema, AccountSettingSchema, serializeAccount, serializeAccountSetting } from '../resources/accounts';
-import { serializeApiKey } from '../resources/api-keys';
+import { AccountSchema, AccountSettingSchema, serializeAccount, serializeAccountSetting } from '../../resources/accounts';
+import { serializeApiKey } from '../../resources/api-keys';
 import { defineRoute } from '../route';
-import { Country, Currency, Id, Metadata, Obj } from '../schemas';
+import { Country, Currency, Id, Metadata, Obj } from '../../resources/schemas';
 import { ALL_PERMISSIONS, toPermissionMap } from '../auth/permissions';
 import type { UserPrincipal } from '../auth/authenticate';
 

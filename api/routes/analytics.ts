@@ -4,9 +4,9 @@ import { findProviderConfig, listProviderConfigs } from '../../db/provider-confi
 import { routingSettingsOf } from '../../db/routing-settings';
 import { circuitState } from '../../lib/routing/adaptive';
 import { ApiError } from '../errors';
-import { ANALYTICS_INTERVALS, pointCount, ProviderAnalyticsSchema, serializeProviderAnalytics, type AnalyticsConfig } from '../resources/analytics';
+import { ANALYTICS_INTERVALS, pointCount, ProviderAnalyticsSchema, serializeProviderAnalytics, type AnalyticsConfig } from '../../resources/analytics';
 import { defineRoute } from '../route';
-import { Obj } from '../schemas';
+import { Obj } from '../../resources/schemas';
 import { requestTime } from '../validation';
 
 const HOUR_MS = 3_600_000;

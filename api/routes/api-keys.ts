@@ -4,14 +4,14 @@ import type { Db } from '../../db/knex';
 import { looksLikeId } from '../../lib/ids';
 import { generateApiKey, hashApiKey } from '../../lib/secrets';
 import { rotateApiKey } from '../../workflows/api-keys/client';
-import type { ApiKeyRotationInput } from '../../workflows/api-keys/contract';
+import type { ApiKeyRotationInput } from '../../contracts/api-keys';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import { assertMayGrant, fromPermissionMap, PermissionMap, toPermissionMap, unknownPermissions } from '../auth/permissions';
 import { ApiError, FieldError } from '../errors';
-import { ApiKeySchema, serializeApiKey } from '../resources/api-keys';
+import { ApiKeySchema, serializeApiKey } from '../../resources/api-keys';
 import { defineRoute } from '../route';
-import { Metadata, Obj } from '../schemas';
+import { Metadata, Obj } from '../../resources/schemas';
 import { requestTime } from '../validation';
 
 /** What a publishable key can ever do: read a payment and confirm it. */

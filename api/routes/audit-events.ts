@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { listAuditEvents } from '../../db/audit';
 import { listStart, paginationError } from '../pagination';
 import { defineRoute } from '../route';
-import { AuditEventSchema, serializeAuditEvent } from '../resources/audit-events';
-import { Id, Obj, Pagination } from '../schemas';
+import { AuditEventSchema, serializeAuditEvent } from '../../resources/audit-events';
+import { Id, Obj, Pagination } from '../../resources/schemas';
 import { requestTime } from '../validation';
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$', description });

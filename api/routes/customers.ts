@@ -11,10 +11,10 @@ import type { Db } from '../../db/knex';
 import type { Access, AccountScope } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
-import { CustomerSchema, serializeCustomer } from '../resources/customers';
-import { PaymentMethodSchema, serializePaymentMethod } from '../resources/payment-methods';
+import { CustomerSchema, serializeCustomer } from '../../resources/customers';
+import { PaymentMethodSchema, serializePaymentMethod } from '../../resources/payment-methods';
 import { defineRoute } from '../route';
-import { Country, Metadata, Obj, Pagination } from '../schemas';
+import { Country, Metadata, Obj, Pagination } from '../../resources/schemas';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Email = Type.String({ format: 'email', maxLength: 254 });

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { listEvents } from '../../db/events';
 import { defineRoute } from '../route';
-import { EventSchema, serializeEvent } from '../resources/events';
-import { Id, Obj, Pagination } from '../schemas';
+import { EventSchema, serializeEvent } from '../../resources/events';
+import { Id, Obj, Pagination } from '../../resources/schemas';
 
 export const eventRoutes = [
   defineRoute({

@@ -3,9 +3,9 @@ import { findMembership, inviteMember, listMemberships, removeMembership } from 
 import { looksLikeId } from '../../lib/ids';
 import { assertMayGrantRole } from '../auth/permissions';
 import { ApiError } from '../errors';
-import { MembershipRole, MembershipSchema, serializeMembership } from '../resources/memberships';
+import { MembershipRole, MembershipSchema, serializeMembership } from '../../resources/memberships';
 import { defineRoute } from '../route';
-import { Obj } from '../schemas';
+import { Obj } from '../../resources/schemas';
 
 export const membershipRoutes = [
   defineRoute({

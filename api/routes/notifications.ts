@@ -5,9 +5,9 @@ import { looksLikeId } from '../../lib/ids';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/authenticate';
 import { ApiError } from '../errors';
-import { NotificationSchema, serializeNotification } from '../resources/notifications';
+import { NotificationSchema, serializeNotification } from '../../resources/notifications';
 import { defineRoute } from '../route';
-import { Obj, Pagination } from '../schemas';
+import { Obj, Pagination } from '../../resources/schemas';
 
 /**
  * A notification addressed to one user (user_id set) is that user's; one without a user is the whole

@@ -4,7 +4,7 @@ import { findUsableCard, insertCard } from '../../db/payment-methods';
 import { validateCard } from '../../lib/cards';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
-import { Obj } from '../schemas';
+import { Obj } from '../../resources/schemas';
 
 // The card a confirm goes on with (docs/payments.md#which-card-a-payment-may-use), checked or vaulted
 // before anything reaches Temporal: only its pm_ id travels into the workflow.

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { ApiError } from '../errors';
-import { Id, Obj } from '../schemas';
+import { Id, Obj } from '../../resources/schemas';
 
 // The request fields a payment's create and confirm share: its routing hints, installments and return_url.
 

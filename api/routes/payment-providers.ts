@@ -8,9 +8,9 @@ import { adapterIdentifiers, catalogueEntry, defaultMethodsOf, isAdapterIdentifi
 import type { ProviderCatalogueEntry } from '../../lib/providers/types';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
-import { PaymentProviderSchema, serializePaymentProvider } from '../resources/payment-providers';
+import { PaymentProviderSchema, serializePaymentProvider } from '../../resources/payment-providers';
 import { defineRoute } from '../route';
-import { Country, FreeForm, Obj } from '../schemas';
+import { Country, FreeForm, Obj } from '../../resources/schemas';
 
 const UpperToken = (maxLength: number, description: string) => Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', maxLength, description });
 

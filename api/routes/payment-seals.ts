@@ -3,7 +3,7 @@ import { parseReturnUrlHosts, RETURN_URL_HOSTS, returnUrlHostAllowed } from '../
 import { newUlid } from '../../lib/ids';
 import {
   carriedSeal, PAYMENT_SEAL_PURPOSE, paymentCommand, startCommand, type ConfirmInput, type PaymentCommand, type PaymentInput,
-} from '../../workflows/payments/contract';
+} from '../../contracts/payments';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 

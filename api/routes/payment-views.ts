@@ -10,10 +10,10 @@ import type { Config } from '../../lib/config';
 import { paymentWorkflowLink } from '../../workflows/payments/client';
 import type { Access, AccountScope } from '../auth/access';
 import type { Permission } from '../auth/permissions';
-import { serializeCustomer } from '../resources/customers';
-import { serializeEvent } from '../resources/events';
-import { serializeCheckoutPayment, serializePayment, type CheckoutPayment, type Payment } from '../resources/payments';
-import { serializeRoutingPlan } from '../resources/routing-plans';
+import { serializeCustomer } from '../../resources/customers';
+import { serializeEvent } from '../../resources/events';
+import { serializeCheckoutPayment, serializePayment, type CheckoutPayment, type Payment } from '../../resources/payments';
+import { serializeRoutingPlan } from '../../resources/routing-plans';
 
 /** What a payment read embeds (the `include_*` query flags). */
 export interface PaymentIncludes {

@@ -12,9 +12,9 @@ import { ApiError } from '../errors';
 import {
   DeletedSchema, ProviderConfigFeeSchema, ProviderConfigSchema, RoutingRuleSchema, serializeProviderConfig, serializeProviderConfigFee,
   serializeRoutingRule,
-} from '../resources/provider-configs';
+} from '../../resources/provider-configs';
 import { defineRoute } from '../route';
-import { Currency, FreeForm, Obj, RuleConditions } from '../schemas';
+import { Currency, FreeForm, Obj, RuleConditions } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
 import { checkCredentials, requireCredentialsRight } from './provider-credentials';
 

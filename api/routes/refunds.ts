@@ -5,13 +5,13 @@ import {
 } from '../../db/refunds';
 import { newId } from '../../lib/ids';
 import { createRefund } from '../../workflows/refunds/client';
-import { REFUND_REASONS, REFUND_STATUSES, refundCommand, RefundWorkflowInput, wasCaptured } from '../../workflows/refunds/contract';
+import { REFUND_REASONS, REFUND_STATUSES, refundCommand, RefundWorkflowInput, wasCaptured } from '../../contracts/refunds';
 import type { ApiDeps } from '../deps';
 import { ApiError, withArticle } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
-import { RefundSchema, serializeRefund } from '../resources/refunds';
+import { RefundSchema, serializeRefund } from '../../resources/refunds';
 import { defineRoute, workflowContext } from '../route';
-import { Amount, ExactlyOne, Id, Obj, OnlyWhen, Metadata, Pagination } from '../schemas';
+import { Amount, ExactlyOne, Id, Obj, OnlyWhen, Metadata, Pagination } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
 
 const TAG = 'Refunds';

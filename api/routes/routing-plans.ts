@@ -4,11 +4,11 @@ import type { Db } from '../../db/knex';
 import { chargesOfPayments, findPayments } from '../../db/payments';
 import { findRoutingPlan, listRoutingPlans, RoutingPlanRow } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
-import { ChargeSchema, PaymentSchema, serializeCharge, serializePayment } from '../resources/payments';
-import { AttemptSchema, RoutingPlanSchema, serializeAttempt, serializeRoutingPlan } from '../resources/routing-plans';
+import { ChargeSchema, PaymentSchema, serializeCharge, serializePayment } from '../../resources/payments';
+import { AttemptSchema, RoutingPlanSchema, serializeAttempt, serializeRoutingPlan } from '../../resources/routing-plans';
 import type { Access, AccountScope } from '../auth/access';
 import { defineRoute } from '../route';
-import { MAX_PAGE, Obj } from '../schemas';
+import { MAX_PAGE, Obj } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
 
 const Includes = {

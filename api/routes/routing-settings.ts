@@ -2,7 +2,7 @@ import { listProviderConfigs } from '../../db/provider-configs';
 import { findRoutingSettings, mergeRoutingSettings, updateRoutingSettings } from '../../db/routing-settings';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import { ApiError, type FieldError } from '../errors';
-import { RoutingSettingsBody, RoutingSettingsSchema, serializeRoutingSettings } from '../resources/routing-settings';
+import { RoutingSettingsBody, RoutingSettingsSchema, serializeRoutingSettings } from '../../resources/routing-settings';
 import { defineRoute } from '../route';
 
 const TAG = 'Routing settings';

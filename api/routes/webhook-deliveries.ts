@@ -11,9 +11,9 @@ import { webhookClient } from '../../workflows/webhooks/client';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
-import { DeliverySchema, DeliveryStatus, serializeWebhookDelivery } from '../resources/webhooks';
+import { DeliverySchema, DeliveryStatus, serializeWebhookDelivery } from '../../resources/webhooks';
 import { defineRoute } from '../route';
-import { Id, Obj, Pagination } from '../schemas';
+import { Id, Obj, Pagination } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
 import { assertEndpointEnabled } from './webhooks';
 

@@ -18,9 +18,9 @@ import { webhookClient } from '../../workflows/webhooks/client';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
-import { EndpointSchema, EndpointStatus, serializeWebhookEndpoint, VerificationSchema } from '../resources/webhooks';
+import { EndpointSchema, EndpointStatus, serializeWebhookEndpoint, VerificationSchema } from '../../resources/webhooks';
 import { defineRoute } from '../route';
-import { Metadata, Obj, Pagination } from '../schemas';
+import { Metadata, Obj, Pagination } from '../../resources/schemas';
 import { requestTime } from '../validation';
 import { findVisible } from './environment-lookup';
 

@@ -4,7 +4,7 @@ import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ROOT_DIR } from '../../db/local-state';
-import { SEARCH_ATTRIBUTES } from '../../workflows/contract';
+import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
 
 /**
  * The processes the chaos suite runs and kills, each on its own: a deployment's processes, started

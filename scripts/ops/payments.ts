@@ -9,7 +9,7 @@ import { isNotFound, temporalUiLink } from '../../workflows/client';
 import {
   cancelPayment, describePayment, paymentState, paymentWorkflowLink, PaymentWorkflowClosedError, processingPaymentWorkflows,
 } from '../../workflows/payments/client';
-import { PAYMENT_SEAL_PURPOSE, paymentCommand, type PaymentState } from '../../workflows/payments/contract';
+import { PAYMENT_SEAL_PURPOSE, paymentCommand, type PaymentState } from '../../contracts/payments';
 import {
   age, type Args, type Command, type Ctx, ENVIRONMENTS, EXIT, failure, inEnvironments, iso, kv, money, notFound, onePositional, option,
   parseDuration, parseLimit, print, table, usage, withTimeout,

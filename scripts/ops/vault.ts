@@ -1,7 +1,7 @@
 /** `npm run ops -- vault:…`: move every vault value to the newest key, and see how far that is. */
 import { SEALED_COLUMNS, sealedCountsByKey } from '../../db/sealed-columns';
 import { Vault } from '../../lib/vault';
-import type { VaultRotationProgress } from '../../workflows/vault/contract';
+import type { VaultRotationProgress } from '../../contracts/vault';
 import { startVaultRotation, vaultRotationState, type VaultRotationState } from '../../workflows/vault/client';
 import { type Args, type Command, type Ctx, EXIT, failure, print, table, usage } from './shared';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyticsPoint, intervalStarts, latencyPercentile, pointCount } from '../../api/resources/analytics';
+import { analyticsPoint, intervalStarts, latencyPercentile, pointCount } from '../../resources/analytics';
 import { circuitState } from '../../lib/routing/adaptive';
 import { insertApiKey } from '../../db/api-keys';
 import { recordHealth, type HealthSample } from '../../db/provider-health';

@@ -6,7 +6,7 @@ import jwt from 'jsonwebtoken';
 import { bearer, createMerchant, Merchant, signToken, startStack, TestStack, unique, TEST_JWT_SECRET } from '../support/stack';
 import { createApp } from '../../api/app';
 import { defineRoute } from '../../api/route';
-import { Obj, Pagination } from '../../api/schemas';
+import { Obj, Pagination } from '../../resources/schemas';
 import { ROUTES } from '../../api/routes';
 import { insertApiKey } from '../../db/api-keys';
 import { createApiDeps } from '../../api/server';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import { paymentQueries, paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentQueries, paymentWorkflowId } from '../../contracts/payments';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { NativeConnection, Worker } from '@temporalio/worker';

@@ -5,7 +5,7 @@ import { replaceSealed, SEALED_COLUMNS, sealedColumn, sealedCountsByKey, staleSe
 import { runOps } from '../../scripts/ops';
 import { Vault } from '../../lib/vault';
 import { startVaultRotation } from '../../workflows/vault/client';
-import { vaultRotationProgressQuery } from '../../workflows/vault/contract';
+import { vaultRotationProgressQuery } from '../../contracts/vault';
 import { CARDS, card, confirm, createPayment, newCustomer, paymentsFixture, type PaymentsFixture, savedCard, startSimulator, type TestSimulator } from '../support/payments';
 import { privateDatabase, type PrivateDatabase } from '../support/database';
 import { bearer, type RunningWorker, startStack, startWorker, suiteEnv, type TestStack } from '../support/stack';

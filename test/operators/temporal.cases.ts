@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { TestStack, unique } from '../support/stack';
 import { CARDS, card, confirm, createPayment, paymentsFixture, PaymentsFixture } from '../support/payments';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 import { createActivities } from '../../activities';
 import { ensureStuckPaymentWatchdog } from '../../workflows/watchdog/client';
-import { stuckNotificationId, watchdogInterval } from '../../workflows/watchdog/contract';
+import { stuckNotificationId, watchdogInterval } from '../../contracts/watchdog';
 import { eventually, OperatorStack } from './support';
 
 /** What operators see in Temporal (summary, details, visibility queries) and the stuck-payment watchdog. */

@@ -4,8 +4,8 @@ import { CARDS, card, confirm, createPayment, getPayment } from '../support/paym
 import { createConfig, registerConnector } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { startAdyenDouble, AdyenDouble } from '../doubles/adyen/server';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
-import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../workflows/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
+import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../contracts/temporal';
 
 // A shopper who passes Adyen's challenge and never comes back: Switchboard cannot ask Adyen how the redirect
 // ended without the shopper's redirectResult, so the payment is given up at AUTHENTICATION_TIMEOUT (the

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { newId } from '../../lib/ids';
-import { paymentUpdates, paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentUpdates, paymentWorkflowId } from '../../contracts/payments';
 
 // docs/security.md §17: the customer's return from 3-D Secure goes where the merchant said, once. The
 // browser is played by HTTP requests; the sandbox processor's challenge page is answered by its form.

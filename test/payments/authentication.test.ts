@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 import { flatten } from '../support/history';
 import { processingSince } from '../../db/payments';
 

@@ -5,8 +5,8 @@ import { createConfig, registerConnector } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { startAdyenDouble, AdyenDouble } from '../doubles/adyen/server';
 import { startStripeDouble, StripeDouble } from '../doubles/stripe/server';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
-import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../workflows/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
+import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../contracts/temporal';
 
 // A capture made with the authorization that the processor reports failed afterwards (Adyen's CAPTURE_FAILED:
 // the card scheme rejected it). The real API, Postgres and Temporal; the Adyen double's signed notifications

@@ -15,8 +15,8 @@ import { insertCard } from '../../db/payment-methods';
 import { validateCard, ValidCard } from '../../lib/cards';
 import { newId } from '../../lib/ids';
 import { createActivities } from '../../activities';
-import { TASK_QUEUES } from '../../workflows/contract';
-import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId } from '../../workflows/payments/contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
+import { CommandResult, CreateInput, PaymentInput, paymentUpdates, paymentWorkflowId } from '../../contracts/payments';
 import { sealedConfirm, sealedStart } from '../../api/routes/payment-seals';
 
 /**

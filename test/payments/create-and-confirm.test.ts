@@ -4,7 +4,7 @@ import {
   CARDS, card, confirm, createPayment, getPayment, newCustomer, paymentsFixture, PaymentsFixture, savedCard, startSimulator, TestSimulator,
 } from '../support/payments';
 import { eventually } from '../support/worker-process';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 import { appendEventsOfWrite } from '../../db/events';
 import { chargeInsertWithPayment, newChargeRow, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
 import { newId } from '../../lib/ids';

@@ -8,9 +8,9 @@ import { CARDS, confirm, createPayment, getPayment } from '../support/payments';
 import { createConfig, registerConnector } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { startAdyenDouble, AdyenDouble } from '../doubles/adyen/server';
-import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../workflows/contract';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
-import { refundQueries, refundWorkflowId } from '../../workflows/refunds/contract';
+import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../../contracts/temporal';
+import { paymentWorkflowId } from '../../contracts/payments';
+import { refundQueries, refundWorkflowId } from '../../contracts/refunds';
 
 // Anyone who reaches the Temporal server can send the `providerEvent` signal (docs/security.md). These
 // tests send it straight through a Temporal client, as such an attacker would, with made-up outcomes:

@@ -3,7 +3,7 @@ import { applyOutcome, type RecordOptions } from '../../activities/payments/outc
 import type { ProviderExchange, ProviderOutcome } from '../../activities/providers/types';
 import { envTable } from '../../db/environments';
 import { newId } from '../../lib/ids';
-import type { AttemptArgs } from '../../workflows/payments/contract';
+import type { AttemptArgs } from '../../contracts/payments';
 import { createMerchant, Merchant, startStack, TestStack, unique } from '../support/stack';
 
 /**

@@ -3,7 +3,7 @@ import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestSta
 import {
   CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator,
 } from '../support/payments';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 import { createActivities } from '../../activities';
 import { flatten } from '../support/history';
 

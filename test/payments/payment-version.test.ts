@@ -4,7 +4,7 @@ import type { ProviderExchange } from '../../activities/providers/types';
 import { envTable } from '../../db/environments';
 import { newPaymentRow, paymentAfter, paymentInsert, updatePayment, type PaymentRow } from '../../db/payments';
 import { newId } from '../../lib/ids';
-import type { AttemptArgs } from '../../workflows/payments/contract';
+import type { AttemptArgs } from '../../contracts/payments';
 import { createMerchant, Merchant, startStack, TestStack, unique } from '../support/stack';
 
 let stack: TestStack;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
-import { paymentQueries, paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentQueries, paymentWorkflowId } from '../../contracts/payments';
 
 let sim: TestSimulator;
 let stack: TestStack;

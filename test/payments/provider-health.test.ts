@@ -7,7 +7,7 @@ import { envTable } from '../../db/environments';
 import { healthWindows, latencyBucket, recordHealth, type HealthSample } from '../../db/provider-health';
 import { newId } from '../../lib/ids';
 import { LATENCY_BUCKETS_MS } from '../../lib/routing/adaptive-contract';
-import type { AttemptArgs } from '../../workflows/payments/contract';
+import type { AttemptArgs } from '../../contracts/payments';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';

@@ -7,7 +7,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 
 /** The sandbox's 3-D Secure test cards (docs/authentication.md). */
 const CARDS_3DS = { always: '4000002760003184', stepUp: '4000002500003155' } as const;

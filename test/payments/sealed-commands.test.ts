@@ -5,8 +5,8 @@ import { CARDS, confirm, createPayment, getPayment, paymentsFixture, PaymentsFix
 import * as support from '../support/payments';
 import { newId } from '../../lib/ids';
 import { createActivities } from '../../activities';
-import { TASK_QUEUES } from '../../workflows/contract';
-import { ConfirmInput, PAYMENT_SEAL_PURPOSE, paymentCommand, PaymentInput, paymentUpdates, paymentWorkflowId, UNSEALED_COMMAND } from '../../workflows/payments/contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
+import { ConfirmInput, PAYMENT_SEAL_PURPOSE, paymentCommand, PaymentInput, paymentUpdates, paymentWorkflowId, UNSEALED_COMMAND } from '../../contracts/payments';
 import { paymentWorkflow } from '../../workflows/payments/workflow';
 import { sealedCapture, sealedConfirm, sealedStart } from '../../api/routes/payment-seals';
 

@@ -4,7 +4,7 @@ import { CARDS, card, confirm, createPayment, getPayment, pay, startSimulator, T
 import { addFees, createConfig, createProvider, systemToken } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { startStripeDouble, StripeDouble } from '../doubles/stripe/server';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 import { flatten } from '../support/history';
 
 // The stripe connector end to end: the real API, Postgres and Temporal, the adapter speaking to the

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, startStack, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
-import { paymentWorkflowId } from '../../workflows/payments/contract';
+import { paymentWorkflowId } from '../../contracts/payments';
 
 // Only child-process workers run in this file: an in-process worker would pick the task up instead.
 let sim: TestSimulator;

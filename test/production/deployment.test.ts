@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { SEARCH_ATTRIBUTES } from '../../workflows/contract';
+import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 import { createConfig, createProvider } from '../support/routing';
 import { REQUEST_ID_PATTERN } from '../../api/middleware/request-context';
-import { MAX_BODY_DEPTH, MAX_PAGE, NO_NUL, WELL_FORMED } from '../../api/schemas';
+import { MAX_BODY_DEPTH, MAX_PAGE, NO_NUL, WELL_FORMED } from '../../resources/schemas';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];

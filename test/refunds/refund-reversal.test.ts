@@ -5,7 +5,7 @@ import { createConfig, registerConnector } from '../support/routing';
 import { eventually } from '../support/worker-process';
 import { signStripePayload, startStripeDouble, StripeDouble } from '../doubles/stripe/server';
 import { notificationBody, signItem, startAdyenDouble, AdyenDouble } from '../doubles/adyen/server';
-import { refundWorkflowId } from '../../workflows/refunds/contract';
+import { refundWorkflowId } from '../../contracts/refunds';
 
 // A refund the processor reported succeeded, then failed (Stripe's refund.failed for a succeeded refund:
 // the card was closed meanwhile; Adyen's REFUNDED_REVERSED). The real API, Postgres and Temporal; the

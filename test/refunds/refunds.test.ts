@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack, unique } from '../support/stack';
 import { card, CARDS, confirm, getPayment, pay, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { createConfig, createProvider } from '../support/routing';
-import { refundCommand, refundWorkflowId, type RefundWorkflowInput } from '../../workflows/refunds/contract';
+import { refundCommand, refundWorkflowId, type RefundWorkflowInput } from '../../contracts/refunds';
 import { createRefund } from '../../workflows/refunds/client';
 import { newId } from '../../lib/ids';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';

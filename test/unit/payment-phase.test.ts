@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PaymentStatus, PaymentTransition } from '../../workflows/payments/contract';
+import type { PaymentStatus, PaymentTransition } from '../../contracts/payments';
 import { assertLeadsTo, IllegalTransition, restingPhase } from '../../workflows/payments/phase';
 
 describe('a payment status change goes through the transition table', () => {

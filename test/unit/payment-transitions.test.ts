@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allows, FINAL_PAYMENT_STATUSES, leadsTo, PAYMENT_STATUSES, PAYMENT_TRANSITIONS, PaymentTransition } from '../../workflows/payments/contract';
+import { allows, FINAL_PAYMENT_STATUSES, leadsTo, PAYMENT_STATUSES, PAYMENT_TRANSITIONS, PaymentTransition } from '../../contracts/payments';
 
 /** The payment state machine as docs/payments.md states it: which status each command and timer may start from. */
 const EXPECTED: Record<PaymentTransition, string[]> = {

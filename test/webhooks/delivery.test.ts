@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents } from '../../db/events';
 import { envTable } from '../../db/environments';
-import { TASK_QUEUES } from '../../workflows/contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
 import { webhookClient } from '../../workflows/webhooks/client';
-import { WEBHOOK_WORKFLOW_IDS } from '../../workflows/webhooks/contract';
+import { WEBHOOK_WORKFLOW_IDS } from '../../contracts/webhooks';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import {
   activitiesFor, emit, enabledEndpoint, expectVerified, getEndpoint, Receiver, waitFor, waitForDelivery,

@@ -4,7 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import { DEFAULT_RETRY_SCHEDULE_MS, jitterBounds, parseRetrySchedule } from '../../lib/webhook-retry';
-import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from '../../workflows/webhooks/contract';
+import type { AttemptOutcome, WebhookDeliveryInput, WebhookDeliveryResult } from '../../contracts/webhooks';
 
 /**
  * The real ≈ 3-day schedule, on Temporal's time-skipping test server: the delivery workflow runs its

@@ -6,8 +6,8 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { ApiError } from '../../lib/errors';
 import { failureType, isAlreadyStarted } from '../client';
-import { TASK_QUEUES } from '../contract';
-import { API_KEY_ROTATION_FAILURES, ApiKeyRotationInput, ApiKeyRotationResult, apiKeyRotationWorkflowId } from './contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
+import { API_KEY_ROTATION_FAILURES, ApiKeyRotationInput, ApiKeyRotationResult, apiKeyRotationWorkflowId } from '../../contracts/api-keys';
 import { apiKeyRotationWorkflow } from './workflow';
 
 /** How a rotation ended: done, or not within its 30 s (it may still have landed just before). */

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ApiKeyActivities, ApiKeyRotationInput, ApiKeyRotationResult } from './contract';
+import type { ApiKeyActivities, ApiKeyRotationInput, ApiKeyRotationResult } from '../../contracts/api-keys';
 
 const { rotateApiKeySecret, fanOutEvents } = proxyActivities<ApiKeyActivities>({
   startToCloseTimeout: '10s',

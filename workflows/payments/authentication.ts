@@ -1,5 +1,5 @@
 import { ApplicationFailure, condition } from '@temporalio/workflow';
-import { UNSEALED_COMMAND, type AttemptArgs, type AttemptResult } from './contract';
+import { UNSEALED_COMMAND, type AttemptArgs, type AttemptResult } from '../../contracts/payments';
 import type { PaymentCore } from './core';
 import { providers } from './proxies';
 

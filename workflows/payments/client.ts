@@ -10,11 +10,11 @@ import {
 } from '@temporalio/client';
 import { ApiError, withArticle } from '../../lib/errors';
 import { applicationFailure, isNotFound, resendingAborted, temporalUiLink } from '../client';
-import { type Environment, SEARCH_ATTRIBUTES, TASK_QUEUES } from '../contract';
+import { type Environment, SEARCH_ATTRIBUTES, TASK_QUEUES } from '../../contracts/temporal';
 import {
   CancelInput, CaptureInput, CommandResult, ConfirmInput, PAYMENT_FAILURES, PaymentInput, PaymentState, paymentQueries, paymentUpdates,
   paymentWorkflowId,
-} from './contract';
+} from '../../contracts/payments';
 import { paymentWorkflow } from './workflow';
 
 /** How long a confirm is waited for before it is answered PROCESSING (the walk goes on). */

@@ -1,12 +1,12 @@
 import { ApplicationFailure, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { permanentDataFailure, type PermanentDataFailure } from '../../lib/data-errors';
 import { withArticle } from '../../lib/errors';
-import { SEARCH_ATTRIBUTES } from '../contract';
+import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
 import { idRandom, mintId } from '../ids';
 import {
   allows, PAYMENT_ACTIVITY_FAILURES, PAYMENT_FAILURES, type ConfirmInput, type PaymentInput, type PlanArgs, type PaymentRef, type PaymentState,
   type PaymentStatus, type PaymentTransition,
-} from './contract';
+} from '../../contracts/payments';
 import { WorkflowLock } from './lock';
 import { Notifications } from './notifications';
 import { assertLeadsTo, restingPhase, type Phase } from './phase';

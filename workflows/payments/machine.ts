@@ -1,9 +1,9 @@
 import { allHandlersFinished, condition } from '@temporalio/workflow';
-import type { ProviderEventSignal } from '../contract';
+import type { ProviderEventSignal } from '../../contracts/temporal';
 import {
   FINAL_PAYMENT_STATUSES, type AuthenticationReturnInput, type CancelInput, type CaptureInput, type CommandResult, type ConfirmInput,
   type CreateInput, type FirstAttemptArgs, type PaymentInput, type PaymentState, type PaymentStatus, type PlanResult, type SealedCommand,
-} from './contract';
+} from '../../contracts/payments';
 import { invalidState, PaymentCore } from './core';
 import { cancel, capture, pendingOperation, refuseCapture, refuseCommand, settle } from './operations';
 import { attempts, localRecords } from './proxies';

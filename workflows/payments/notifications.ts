@@ -1,4 +1,4 @@
-import type { NotifiedOperation, ProviderEventSignal } from '../contract';
+import type { NotifiedOperation, ProviderEventSignal } from '../../contracts/temporal';
 
 /**
  * Processor notifications signalled in (each stored event once), kept until the step waiting for one

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { withArticle } from '../../lib/errors';
-import type { ProviderEventSignal } from '../contract';
-import { allows, PAYMENT_FAILURES, type CaptureInput, type CommandResult, type PendingOperation, type SealedCommand } from './contract';
+import type { ProviderEventSignal } from '../../contracts/temporal';
+import { allows, PAYMENT_FAILURES, type CaptureInput, type CommandResult, type PendingOperation, type SealedCommand } from '../../contracts/payments';
 import { invalidState, type PaymentCore } from './core';
 import { providers, records } from './proxies';
 

@@ -1,4 +1,4 @@
-import { leadsTo, type PaymentStatus, type PaymentTransition, type PendingOperation, type SealedCommand } from './contract';
+import { leadsTo, type PaymentStatus, type PaymentTransition, type PendingOperation, type SealedCommand } from '../../contracts/payments';
 
 /**
  * Where a payment's workflow is, beside the status the merchant reads: what it waits for, if anything.

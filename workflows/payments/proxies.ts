@@ -1,6 +1,6 @@
 import { proxyActivities, proxyLocalActivities, type RetryPolicy } from '@temporalio/workflow';
-import type { EventFanOutActivities } from '../webhooks/contract';
-import { PAYMENT_ACTIVITY_FAILURES, type PaymentActivities } from './contract';
+import type { EventFanOutActivities } from '../../contracts/webhooks';
+import { PAYMENT_ACTIVITY_FAILURES, type PaymentActivities } from '../../contracts/payments';
 
 /**
  * Short Postgres work: quick retries, forever while the database is away (money state must always land).

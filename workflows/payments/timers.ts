@@ -1,7 +1,7 @@
 import { condition, log, sleep, workflowInfo } from '@temporalio/workflow';
 import { permanentDataFailure } from '../../lib/data-errors';
-import type { ProviderEventSignal } from '../contract';
-import { allows, CAPTURE_FAILED_AFTER_REFUND, LATE_AUTHORIZATION_NOT_REVERSED, type CaptureFailureResult } from './contract';
+import type { ProviderEventSignal } from '../../contracts/temporal';
+import { allows, CAPTURE_FAILED_AFTER_REFUND, LATE_AUTHORIZATION_NOT_REVERSED, type CaptureFailureResult } from '../../contracts/payments';
 import type { PaymentCore } from './core';
 import { IllegalTransition } from './phase';
 import { providers, records } from './proxies';

@@ -1,5 +1,5 @@
 import { setHandler } from '@temporalio/workflow';
-import { paymentQueries, paymentSignals, paymentUpdates, type PaymentInput, type PaymentState } from './contract';
+import { paymentQueries, paymentSignals, paymentUpdates, type PaymentInput, type PaymentState } from '../../contracts/payments';
 import { PaymentMachine } from './machine';
 
 /**

@@ -5,8 +5,8 @@
  */
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { ApiError } from '../../lib/errors';
-import { SEARCH_ATTRIBUTES, TASK_QUEUES } from '../contract';
-import { RefundStatus, refundUpdates, refundWorkflowId, RefundWorkflowInput } from './contract';
+import { SEARCH_ATTRIBUTES, TASK_QUEUES } from '../../contracts/temporal';
+import { RefundStatus, refundUpdates, refundWorkflowId, RefundWorkflowInput } from '../../contracts/refunds';
 import { refundWorkflow } from './workflow';
 
 /**

@@ -2,12 +2,12 @@ import {
   allHandlersFinished, condition, log, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { PERMANENT_DATA_ERROR, permanentDataFailure, type PermanentDataFailure } from '../../lib/data-errors';
-import { SEARCH_ATTRIBUTES, type ProviderEventSignal } from '../contract';
-import type { PaymentActivities } from '../payments/contract';
+import { SEARCH_ATTRIBUTES, type ProviderEventSignal } from '../../contracts/temporal';
+import type { PaymentActivities } from '../../contracts/payments';
 import {
   RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundResult, refundSignals, RefundState, RefundStatus, refundUpdates,
   RefundWorkflowInput,
-} from './contract';
+} from '../../contracts/refunds';
 
 /**
  * Short Postgres work: quick retries, forever while the database is away (money state must always land).

@@ -3,8 +3,8 @@
  * client side (`npm run ops -- vault:rotate`, `vault:status`).
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
-import { TASK_QUEUES } from '../contract';
-import { type VaultRotationInput, type VaultRotationProgress, vaultRotationProgressQuery, vaultRotationWorkflowId } from './contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
+import { type VaultRotationInput, type VaultRotationProgress, vaultRotationProgressQuery, vaultRotationWorkflowId } from '../../contracts/vault';
 import { vaultRotationWorkflow } from './workflow';
 
 /**

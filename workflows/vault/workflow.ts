@@ -1,7 +1,7 @@
 import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import {
   VAULT_ROTATION_BATCH, VAULT_ROTATION_BATCHES_PER_RUN, type VaultActivities, type VaultRotationInput, type VaultRotationProgress, vaultRotationProgressQuery,
-} from './contract';
+} from '../../contracts/vault';
 
 const { listSealedColumns, reencryptBatch } = proxyActivities<VaultActivities>({
   startToCloseTimeout: '2m',

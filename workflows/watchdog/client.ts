@@ -3,8 +3,8 @@
  * side (every worker at boot; docs/architecture.md), by the workflow function.
  */
 import type { Client } from '@temporalio/client';
-import { TASK_QUEUES } from '../contract';
-import { STUCK_PAYMENT_WATCHDOG_ID, type StuckPaymentWatchdogInput } from './contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
+import { STUCK_PAYMENT_WATCHDOG_ID, type StuckPaymentWatchdogInput } from '../../contracts/watchdog';
 import { stuckPaymentWatchdogWorkflow } from './workflow';
 
 /**

@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
-import type { StuckPaymentWatchdogInput, WatchdogActivities } from './contract';
+import type { StuckPaymentWatchdogInput, WatchdogActivities } from '../../contracts/watchdog';
 
 const { notifyStuckPayments } = proxyActivities<WatchdogActivities>({
   startToCloseTimeout: '1m',

@@ -8,11 +8,11 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { ApiError } from '../../lib/errors';
 import { parseRetrySchedule } from '../../lib/webhook-retry';
 import { failureType, isAlreadyStarted, isNotFound } from '../client';
-import { TASK_QUEUES } from '../contract';
+import { TASK_QUEUES } from '../../contracts/temporal';
 import {
   retryNowSignal, WEBHOOK_WORKFLOW_IDS, type DeliveryStatus, type DeliveryTrigger,
   type WebhookEnvironment, type WebhookSecretRotationInput, type WebhookVerificationResult,
-} from './contract';
+} from '../../contracts/webhooks';
 import { webhookDeliveryWorkflow } from './delivery';
 import { webhookFanOutWorkflow } from './fan-out';
 import { webhookSecretRotationWorkflow } from './secret-rotation';

@@ -2,7 +2,7 @@ import { condition, proxyActivities, setHandler, sleep } from '@temporalio/workf
 import { jittered } from '../../lib/webhook-retry';
 import {
   retryNowSignal, type AttemptOutcome, type WebhookActivities, type WebhookDeliveryInput, type WebhookDeliveryResult,
-} from './contract';
+} from '../../contracts/webhooks';
 
 // One activity = one signed HTTP POST (15 s timeout inside) plus its bookkeeping. Temporal retries it
 // only when the activity itself fails (database, worker lost); an HTTP failure is a returned outcome

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { FanOutEventsInput, FanOutEventsResult, WebhookActivities } from './contract';
+import type { FanOutEventsInput, FanOutEventsResult, WebhookActivities } from '../../contracts/webhooks';
 
 const { fanOutEvents } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '1m',

@@ -1,5 +1,5 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type { WebhookActivities, WebhookSecretRotationInput, WebhookSecretRotationResult } from './contract';
+import type { WebhookActivities, WebhookSecretRotationInput, WebhookSecretRotationResult } from '../../contracts/webhooks';
 
 const { dropPreviousWebhookSecret } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '10s',

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { WebhookActivities, WebhookVerificationInput, WebhookVerificationResult } from './contract';
+import type { WebhookActivities, WebhookVerificationInput, WebhookVerificationResult } from '../../contracts/webhooks';
 
 // One handshake is one POST; a second try only covers the activity itself failing (worker lost).
 const { verifyWebhookEndpoint } = proxyActivities<WebhookActivities>({

@@ -159,7 +159,7 @@ function hard(declineCode: string, reason: string | undefined): HardDecline {
 
 /**
  * The charge id a modification's reference names (`<charge>:capture`, `<charge>:void`, `<charge>:reversal`, a later one's
- * `<charge>:capture:<n>`: workflows/payments/contract.ts operationKey; or the charge id itself).
+ * `<charge>:capture:<n>`: contracts/payments.ts operationKey; or the charge id itself).
  */
 function chargeOf(merchantReference: string): string {
   return MODIFICATION_REFERENCE.exec(merchantReference)?.[1] ?? merchantReference;

@@ -3,8 +3,8 @@
  * Imported by the workflow (in Temporal's sandbox) and by the API and activities, so it stays free of
  * Node and I/O. The new key's plaintext never enters it: only its keyed hash and display parts.
  */
-import type { Environment } from '../contract';
-import type { EventFanOutActivities } from '../webhooks/contract';
+import type { Environment } from './temporal';
+import type { EventFanOutActivities } from './webhooks';
 
 export interface ApiKeyRotationInput {
   keyId: string;

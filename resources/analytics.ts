@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { AnalyticsInterval, HealthSeriesRow, HealthSums } from '../../db/provider-health';
+import type { AnalyticsInterval, HealthSeriesRow, HealthSums } from '../db/provider-health';
 import {
   LATENCY_BUCKETS_MS, type AnalyticsPoint, type CircuitState, type ProviderAnalytics,
-} from '../../lib/routing/adaptive-contract';
-import { Resource } from '../schemas';
+} from '../lib/routing/adaptive-contract';
+import { Resource } from './schemas';
 
 // Provider analytics (docs/providers-and-routing.md#provider-analytics): per provider config, totals and
 // a series over [from, to), computed from the minute rows of provider health. Pure: sums in, JSON out.

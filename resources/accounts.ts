@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { AccountRow, AccountSettingRow } from '../../db/accounts';
-import { iso } from '../../lib/timestamps';
-import { Resource } from '../schemas';
+import type { AccountRow, AccountSettingRow } from '../db/accounts';
+import { iso } from '../lib/timestamps';
+import { Resource } from './schemas';
 
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
 const TS = Type.Union([Type.String(), Type.Null()]);

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { AuditEventRow } from '../../db/audit';
-import { iso } from '../../lib/timestamps';
-import { Resource, Timestamp } from '../schemas';
+import type { AuditEventRow } from '../db/audit';
+import { iso } from '../lib/timestamps';
+import { Resource, Timestamp } from './schemas';
 
 const S = Type.String();
 const NS = Type.Union([S, Type.Null()]);

@@ -5,13 +5,13 @@
  * Node and I/O. Everything here carries ids and facts, never a card number, CVC or credential.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from '../contract';
-import type { PlannedCandidate } from '../payment-activities/contract';
-import type { AttemptSummary, CommandResult, ConfirmInput, CreateInput, CaptureInput, CancelInput, PaymentStatus, PendingOperation } from '../payment-rules/contract';
+import { PROVIDER_EVENT_SIGNAL, type ProviderEventSignal } from './temporal';
+import type { PlannedCandidate } from './payment-activities';
+import type { AttemptSummary, CommandResult, ConfirmInput, CreateInput, CaptureInput, CancelInput, PaymentStatus, PendingOperation } from './payment-rules';
 
 // The statuses, table, inputs and sealed commands, and the activities, live in two contracts of their own (each file stays readable).
-export * from '../payment-rules/contract';
-export * from '../payment-activities/contract';
+export * from './payment-rules';
+export * from './payment-activities';
 
 export const paymentWorkflowId = (paymentId: string) => `payment/${paymentId}`;
 

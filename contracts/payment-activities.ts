@@ -1,11 +1,11 @@
 /**
- * The payments contract's activities (re-exported by workflows/payments/contract.ts): what the payment
+ * The payments contract's activities (re-exported by contracts/payments.ts): what the payment
  * workflow asks of Postgres and the processors, each step's arguments and answer. Ids and facts only.
  */
-import { PERMANENT_DATA_ERROR, type DataErrorFacts } from '../../lib/data-errors';
-import type { DeclineRow } from '../../lib/payments/cascade';
-import type { Environment, ProviderEventSignal, RequestContext } from '../contract';
-import type { AttemptOutcome, ConfirmInput, PaymentInput, PaymentStatus, PendingOperation } from '../payment-rules/contract';
+import { PERMANENT_DATA_ERROR, type DataErrorFacts } from '../lib/data-errors';
+import type { DeclineRow } from '../lib/payments/cascade';
+import type { Environment, ProviderEventSignal, RequestContext } from './temporal';
+import type { AttemptOutcome, ConfirmInput, PaymentInput, PaymentStatus, PendingOperation } from './payment-rules';
 
 // ---------------------------------------------------------------------------------------------------
 // The activities the workflow calls (activities/payments builds them, `satisfies PaymentActivities`)

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { MembershipRow } from '../../db/memberships';
-import { iso } from '../../lib/timestamps';
-import { Resource } from '../schemas';
+import type { MembershipRow } from '../db/memberships';
+import { iso } from '../lib/timestamps';
+import { Resource } from './schemas';
 
 const S = Type.String();
 const TS = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);

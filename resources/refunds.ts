@@ -1,8 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { RefundRow } from '../../db/refunds';
-import { REFUND_REASONS, REFUND_STATUSES } from '../../workflows/refunds/contract';
-import { iso } from '../../lib/timestamps';
-import { Resource, Timestamp } from '../schemas';
+import type { RefundRow } from '../db/refunds';
+import { REFUND_REASONS, REFUND_STATUSES } from '../contracts/refunds';
+import { iso } from '../lib/timestamps';
+import { Resource, Timestamp } from './schemas';
 
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
 

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { ProviderMethodRow, ProviderWithMethods, TxnMapping } from '../../db/providers';
-import { iso } from '../../lib/timestamps';
-import { Resource, Timestamp } from '../schemas';
+import type { ProviderMethodRow, ProviderWithMethods, TxnMapping } from '../db/providers';
+import { iso } from '../lib/timestamps';
+import { Resource, Timestamp } from './schemas';
 
 // Payment providers and their methods (docs/providers-and-routing.md#payment-providers).
 

@@ -4,8 +4,8 @@
  * of Node and I/O. Everything here carries ids, amounts and merchant metadata, never a credential.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { PROVIDER_EVENT_SIGNAL, type Environment, type ProviderEventSignal, type RequestContext } from '../contract';
-import type { EventFanOutActivities } from '../webhooks/contract';
+import { PROVIDER_EVENT_SIGNAL, type Environment, type ProviderEventSignal, type RequestContext } from './temporal';
+import type { EventFanOutActivities } from './webhooks';
 
 export const REFUND_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
 export type RefundStatus = typeof REFUND_STATUSES[number];

@@ -1,8 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { AccountRow } from '../../db/accounts';
-import type { NotificationRow } from '../../db/notifications';
-import { iso } from '../../lib/timestamps';
-import { Resource } from '../schemas';
+import type { AccountRow } from '../db/accounts';
+import type { NotificationRow } from '../db/notifications';
+import { iso } from '../lib/timestamps';
+import { Resource } from './schemas';
 import { serializeAccount } from './accounts';
 
 const S = Type.String();

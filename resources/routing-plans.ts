@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { RoutingPlanRow } from '../../db/routing-plans';
-import { iso } from '../../lib/timestamps';
-import { Resource, Timestamp } from '../schemas';
+import type { RoutingPlanRow } from '../db/routing-plans';
+import { iso } from '../lib/timestamps';
+import { Resource, Timestamp } from './schemas';
 
 // Routing plans (docs/providers-and-routing.md#routing-plans-the-api). The plan's own fields are here;
 // its embeds (charges, payment) are the payments resource's, composed by the route, because a payment

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { ApiKeyRow } from '../../db/api-keys';
-import { iso } from '../../lib/timestamps';
-import { Obj, Resource } from '../schemas';
+import type { ApiKeyRow } from '../db/api-keys';
+import { iso } from '../lib/timestamps';
+import { Obj, Resource } from './schemas';
 
 const S = Type.String();
 const NS = Type.Union([S, Type.Null()]);

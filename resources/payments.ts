@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { PaymentMethodRow } from '../../db/payment-methods';
-import type { AnsweredCharge, AnsweredPayment, ChargeRow, PaymentRow } from '../../db/payments';
-import { iso } from '../../lib/timestamps';
-import { PAYMENT_STATUSES } from '../../workflows/payments/contract';
-import { Resource, Timestamp } from '../schemas';
+import type { PaymentMethodRow } from '../db/payment-methods';
+import type { AnsweredCharge, AnsweredPayment, ChargeRow, PaymentRow } from '../db/payments';
+import { iso } from '../lib/timestamps';
+import { PAYMENT_STATUSES } from '../contracts/payments';
+import { Resource, Timestamp } from './schemas';
 import { EventSchema, type Event } from './events';
 
 // Payments and their charges as the API shows them and webhooks carry them (docs/payments.md): each

@@ -1,9 +1,9 @@
 /**
- * The payments contract's ground floor (re-exported by workflows/payments/contract.ts, which everyone
+ * The payments contract's ground floor (re-exported by contracts/payments.ts, which everyone
  * imports): the statuses and the transition table, what a start and each command carry, and the sealed
  * commands. Free of Node and I/O, and of any card number, CVC or credential.
  */
-import type { Environment, RequestContext } from '../contract';
+import type { Environment, RequestContext } from './temporal';
 
 // ---------------------------------------------------------------------------------------------------
 // Statuses and the state machine

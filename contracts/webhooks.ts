@@ -5,7 +5,7 @@
  * ids only: secrets and payloads stay in Postgres, out of Temporal history.
  */
 import { defineSignal } from '@temporalio/workflow';
-import type { Environment } from '../contract';
+import type { Environment } from './temporal';
 
 export type WebhookEnvironment = Environment;
 

@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { ProviderConfigFeeRow, RoutingRuleRow } from '../../db/fees-and-rules';
-import type { ProviderConfigWithEmbeds } from '../../db/provider-configs';
-import { providerWebhookUrl } from '../../lib/public-urls';
-import { iso } from '../../lib/timestamps';
-import { Resource, Timestamp } from '../schemas';
+import type { ProviderConfigFeeRow, RoutingRuleRow } from '../db/fees-and-rules';
+import type { ProviderConfigWithEmbeds } from '../db/provider-configs';
+import { providerWebhookUrl } from '../lib/public-urls';
+import { iso } from '../lib/timestamps';
+import { Resource, Timestamp } from './schemas';
 
 // Provider configs with their fees and routing rules (docs/providers-and-routing.md).
 

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { PaymentMethodRow } from '../../db/payment-methods';
-import { iso } from '../../lib/timestamps';
-import { Resource } from '../schemas';
+import type { PaymentMethodRow } from '../db/payment-methods';
+import { iso } from '../lib/timestamps';
+import { Resource } from './schemas';
 
 // A stored card as the API shows it (docs/merchant-resources.md#card-vault): only what identifies it to a
 // person (network, last4, expiry) — never the number or CVC. Customers embed their saved cards.

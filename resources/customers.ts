@@ -1,8 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { AddressRow, CustomerRow } from '../../db/customers';
-import type { PaymentMethodRow } from '../../db/payment-methods';
-import { iso } from '../../lib/timestamps';
-import { Resource } from '../schemas';
+import type { AddressRow, CustomerRow } from '../db/customers';
+import type { PaymentMethodRow } from '../db/payment-methods';
+import { iso } from '../lib/timestamps';
+import { Resource } from './schemas';
 import { PaymentMethodSchema, serializePaymentMethod } from './payment-methods';
 
 const S = Type.String();

@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import { iso } from '../../lib/timestamps';
-import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/webhook-deliveries';
-import type { WebhookEndpointRow } from '../../db/webhooks';
-import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from '../../workflows/webhooks/contract';
-import { Resource, Timestamp } from '../schemas';
+import { iso } from '../lib/timestamps';
+import type { WebhookAttemptRow, WebhookDeliveryRow } from '../db/webhook-deliveries';
+import type { WebhookEndpointRow } from '../db/webhooks';
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from '../contracts/webhooks';
+import { Resource, Timestamp } from './schemas';
 
 /** The webhook resources (docs/webhooks.md): endpoint, delivery and attempt, each schema next to its serializer. */
 

@@ -1,8 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { StoredRoutingSettings } from '../../db/routing-settings';
-import { ROUTING_STRATEGIES, type RoutingStrategy } from '../../lib/routing/adaptive-contract';
-import { iso } from '../../lib/timestamps';
-import { Obj, Resource, Timestamp } from '../schemas';
+import type { StoredRoutingSettings } from '../db/routing-settings';
+import { ROUTING_STRATEGIES, type RoutingStrategy } from '../lib/routing/adaptive-contract';
+import { iso } from '../lib/timestamps';
+import { Obj, Resource, Timestamp } from './schemas';
 
 // An account's routing settings (docs/providers-and-routing.md#routing-settings). Each section's fields
 // are declared once: the resource shows them whole, a PUT takes any of them.
