@@ -1,12 +1,14 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { replaceSealed, SEALED_COLUMNS, sealedColumn, type SealedColumn, type SealedRow, staleSealedRows } from '../db/sealed-columns';
+import {
+  replaceSealedRows, SEALED_COLUMNS, sealedColumn, type SealedChange, type SealedColumn, type SealedRow, staleSealedRows,
+} from '../db/sealed-columns';
 import type { Vault } from '../lib/vault';
 import { VAULT_ROTATION_FAILURES, type VaultActivities, type VaultBatch } from '../contracts/vault';
 import type { ActivityDeps } from './deps';
 
 /**
  * The key rotation's batches (workflows/vault): each re-encrypts up to `batchSize` values of one
- * column under the newest key, with a conditional UPDATE per row. Plaintext stays inside the
+ * column under the newest key, in one conditional UPDATE. Plaintext stays inside the
  * activity: only counts go back to history.
  */
 export function vaultActivities({ db, vault }: ActivityDeps & { vault: Vault }): VaultActivities {
@@ -24,10 +26,7 @@ export function vaultActivities({ db, vault }: ActivityDeps & { vault: Vault }):
       }
       const c = sealedColumn(column);
       const rows = await staleSealedRows(db, c, keyId, batchSize);
-      let reencrypted = 0;
-      for (const row of rows) {
-        if (await reencryptRow(db, vault, c, row)) reencrypted += 1;
-      }
+      const reencrypted = await replaceSealedRows(db, c, rows.map((row) => underNewestKey(vault, c, row)));
       // A short batch means the column is through; so does one where every row changed meanwhile
       // (a process still on the old ring would otherwise keep this loop going; vault:status shows them).
       return { reencrypted, skipped: rows.length - reencrypted, done: rows.length < batchSize || reencrypted === 0 };
@@ -35,7 +34,8 @@ export function vaultActivities({ db, vault }: ActivityDeps & { vault: Vault }):
   };
 }
 
-async function reencryptRow(db: ActivityDeps['db'], vault: Vault, c: SealedColumn, row: SealedRow): Promise<boolean> {
+/** The row's value under the newest key (and its card's fingerprint); a value no ring key opens stops the rotation. */
+function underNewestKey(vault: Vault, c: SealedColumn, row: SealedRow): SealedChange {
   let plaintext: string;
   try {
     plaintext = vault.decrypt(row.value);
@@ -43,6 +43,5 @@ async function reencryptRow(db: ActivityDeps['db'], vault: Vault, c: SealedColum
     const message = `${c.name} (row ${c.key.length === 1 ? row.key[0] : 'of a stored reply'}): ${(err as Error).message}`;
     throw ApplicationFailure.nonRetryable(message, VAULT_ROTATION_FAILURES.keyMissing);
   }
-  const fingerprint = c.fingerprintColumn ? vault.fingerprint(plaintext) : undefined;
-  return replaceSealed(db, c, row, vault.encrypt(plaintext), fingerprint);
+  return { row, next: vault.encrypt(plaintext), ...(c.fingerprintColumn ? { fingerprint: vault.fingerprint(plaintext) } : {}) };
 }

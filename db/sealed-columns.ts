@@ -75,21 +75,37 @@ export async function staleSealedRows(db: Knex, c: SealedColumn, keyId: string, 
   return (rows as Record<string, string>[]).map((r) => ({ key: c.key.map((k) => r[k]), value: r.sealed_value }));
 }
 
+/** A row's value re-encrypted: `next` replaces `row.value` (and the card's fingerprint, for the card number). */
+export interface SealedChange { row: SealedRow; next: string; fingerprint?: string }
+
 /**
- * Replaces one row's value, only if it still holds `old`: a write made meanwhile (already under the
- * newest key) is never overwritten. Answers whether the row was changed. `updated_at` is left alone:
- * the row's content is the same.
+ * Replaces the rows' values in one statement, each only if it still holds the value read: a write made
+ * meanwhile (already under the newest key) is never overwritten. Answers how many rows changed.
+ * `updated_at` is left alone: the rows' content is the same.
  */
-export async function replaceSealed(db: Knex, c: SealedColumn, row: SealedRow, next: string, fingerprint?: string): Promise<boolean> {
+export async function replaceSealedRows(db: Knex, c: SealedColumn, changes: readonly SealedChange[]): Promise<number> {
+  if (!changes.length) return 0;
   const [value, valueBindings] = valueSql(c);
-  const set = c.jsonField ? ['?? = jsonb_set(??, ?, to_jsonb(?::text))', [c.column, c.column, `{${c.jsonField}}`, next]] as const : ['?? = ?', [c.column, next]] as const;
-  const fp = c.fingerprintColumn && fingerprint !== undefined ? [', ?? = ?', [c.fingerprintColumn, fingerprint]] as const : ['', []] as const;
-  const keyMatch = c.key.map(() => '?? = ?').join(' AND ');
+  const columns = [...c.key.map((_, i) => `k${i}`), 'old_value', 'next_value', 'next_fingerprint'];
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  const set = c.jsonField ? ['?? = jsonb_set(??, ?, to_jsonb(v.next_value))', [c.column, c.column, `{${c.jsonField}}`]] as const : ['?? = v.next_value', [c.column]] as const;
+  const fp = c.fingerprintColumn ? [', ?? = v.next_fingerprint', [c.fingerprintColumn]] as const : ['', []] as const;
+  const keyMatch = c.key.map((_, i) => `t.?? = v.k${i}`).join(' AND ');
   const result = await db.raw(
-    `UPDATE ${c.table} SET ${set[0]}${fp[0]} WHERE ${keyMatch} AND ${value} = ?`,
-    [...set[1], ...fp[1], ...c.key.flatMap((k, i) => [k, row.key[i]]), ...valueBindings, row.value],
+    `UPDATE ${c.table} AS t SET ${set[0]}${fp[0]} FROM (VALUES ${changes.map(() => tuple).join(', ')}) AS v(${columns.join(', ')})
+      WHERE ${keyMatch} AND ${value} = v.old_value`,
+    [
+      ...set[1], ...fp[1],
+      ...changes.flatMap(({ row, next, fingerprint }) => [...row.key, row.value, next, fingerprint ?? null]),
+      ...c.key, ...valueBindings,
+    ],
   );
-  return (result as { rowCount: number }).rowCount === 1;
+  return (result as { rowCount: number }).rowCount;
+}
+
+/** One row's replacement (replaceSealedRows): whether it changed. */
+export async function replaceSealed(db: Knex, c: SealedColumn, row: SealedRow, next: string, fingerprint?: string): Promise<boolean> {
+  return (await replaceSealedRows(db, c, [{ row, next, fingerprint }])) === 1;
 }
 
 /** How many of the column's values each key holds: its id, or `v1` for legacy values. */
