@@ -1,8 +1,9 @@
 /**
  * The layers of docs/architecture.md, checked on every `npm run lint`:
  *
- *   lib ← contracts ← db ← resources ← activities;  contracts ← workflow code;
- *   contracts + workflow fn ← client.ts;  api / worker / scripts / bench / simulator on top.
+ *   lib ← contracts ← db ← resources ← activities;  contracts ← workflow code;  lib ← net;
+ *   contracts + workflow fn ← client.ts;  api / worker / scripts / bench / simulator on top;
+ *   api reaches activities' knowledge only through lib/, resources/ and net/.
  *
  * Contracts (contracts/: the workflows' messages, inputs and activity interfaces) are the ground floor
  * both sides of Temporal stand on. Resources (resources/<feature>.ts with resources/schemas.ts) are each API resource's schema and its
@@ -119,6 +120,20 @@ module.exports = {
       comment: 'api/ reaches workflows through contracts and command clients only, and never imports worker/ or scripts/.',
       from: { path: '^api/' },
       to: { path: '^(?:worker|scripts|simulator|bench|test|workflows)/', pathNot: [CONTRACT, CLIENT] },
+    },
+    {
+      name: 'api-not-activities',
+      severity: 'error',
+      comment: "api/ never imports activities/: what both need is pure (lib/, resources/) or shared I/O (net/), so a route cannot call a processor or do an activity's work.",
+      from: { path: '^api/' },
+      to: { path: '^activities/' },
+    },
+    {
+      name: 'net-below-processes',
+      severity: 'error',
+      comment: 'net/ (network I/O both the API and the activities need: the webhook DNS policy) imports only lib/.',
+      from: { path: '^net/' },
+      to: { path: '^(?:api|contracts|resources|workflows|activities|worker|db|scripts|simulator|bench|dashboard|test|telemetry)/' },
     },
     {
       name: 'worker-not-api-or-scripts',

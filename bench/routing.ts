@@ -1,4 +1,4 @@
-import type { SandboxCredentials } from '../lib/providers/sandbox';
+import type { SandboxCredentials } from '../lib/providers/sandbox/credentials';
 import { DEFAULT_ROUTING_SETTINGS, RoutingSettings } from '../lib/routing/adaptive-contract';
 import { AccountAnswer, Answer, Api, HttpFailure, ProviderAnswer, secretKeyOf, VISA } from './http';
 import { drive, percentile, round } from './measure';

@@ -68,7 +68,7 @@ export interface UrlPolicy {
   live: boolean;
   allowPrivate: boolean;
   /**
-   * Resolves a host name to its addresses (activities/webhooks/dns.ts `resolveHost`; tests hand in
+   * Resolves a host name to its addresses (net/webhook-dns.ts `hostResolver`; tests hand in
    * their own). Needed for host names only: literal addresses are judged as they are.
    */
   resolve?: (host: string) => Promise<string[]>;

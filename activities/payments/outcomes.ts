@@ -8,7 +8,7 @@ import { recordOutcomeAtOnce, recordOutcomeInTransaction, type OutcomeWrites } f
 import type { HealthSample } from '../../db/provider-health';
 import type { AttemptArgs, AttemptOutcome, AttemptResult, PaymentStatus } from '../../contracts/payments';
 import { nextStep, walkGoesOn, type DeclineRow, type NextStep } from '../../lib/payments/cascade';
-import { declineRowOf } from '../providers/decline-rows';
+import { declineRowOf } from '../../lib/providers/decline-rows';
 import type { ProviderExchange, ProviderOutcome } from '../providers/types';
 import { chargeEvent, paymentEvent } from './events';
 import { MissingRowError } from '../../lib/data-errors';

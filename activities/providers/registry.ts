@@ -1,6 +1,8 @@
 // The built-in provider adapters by identifier: one line per entry of the catalogue
 // (lib/providers/catalogue.ts, which the type below keeps in step). Adding a real processor is one
-// folder under activities/providers/, one catalogue entry and one line in ADAPTERS.
+// folder under activities/providers/ (its HTTP calls), one under lib/providers/ (its credentials,
+// decline table and webhook parser, listed in lib/providers/webhooks.ts), one catalogue entry and one
+// line in ADAPTERS.
 
 import { AdapterIdentifier, isAdapterIdentifier, UnknownProviderAdapterError } from '../../lib/providers/catalogue';
 import { createAdyenAdapter } from './adyen';

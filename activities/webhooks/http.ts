@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
 import { parseRetryAfter } from '../../lib/webhook-retry';
 import { refusesLiteralHost } from '../../lib/webhook-url';
-import { guardedLookup } from './dns';
+import { guardedLookup } from '../../net/webhook-dns';
 
 /** Delivery limits (docs/webhooks.md#delivery-and-retries). */
 export const WEBHOOK_TIMEOUT_MS = 15_000;

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
 import { createPaymentProvider, listPaymentProviders, NewProviderMethod, TxnMapping } from '../../db/providers';
 import { apiBaseHostErrors } from '../../lib/providers/api-base';
-import { SANDBOX_IDENTIFIER, sandboxAdapterErrors } from '../../lib/providers/sandbox';
+import { SANDBOX_IDENTIFIER, sandboxAdapterErrors } from '../../lib/providers/sandbox/credentials';
 import { compileCredentialsSchema } from '../../lib/providers/credentials';
 import { adapterIdentifiers, catalogueEntry, defaultMethodsOf, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import type { ProviderCatalogueEntry } from '../../lib/providers/types';

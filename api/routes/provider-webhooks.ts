@@ -9,8 +9,8 @@ import { looksLikeId, newId } from '../../lib/ids';
 import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import { logger } from '../../lib/logger';
 import { storableJson } from '../../lib/storable-text';
-import { getAdapter } from '../../activities/providers/registry';
-import type { ProcessorEvent, ProviderCredentials } from '../../activities/providers/types';
+import type { ProcessorEvent, ProviderCredentials } from '../../lib/providers/notification-types';
+import { webhookParser } from '../../lib/providers/webhooks';
 import { signalProviderEvent, temporalUnavailableError } from '../../workflows/client';
 import type { ProviderEventSignal } from '../../contracts/temporal';
 import { paymentWorkflowId } from '../../contracts/payments';
@@ -106,14 +106,14 @@ export function providerWebhooks(deps: ApiDeps): Koa.Middleware {
     if (ctx.method !== 'POST') throw new ApiError('method_not_allowed', undefined, {}, { Allow: 'POST' });
     if (!looksLikeId(configId, 'ppc')) throw ApiError.notFound('payment provider config');
     const opened = await openConfig(deps, configId);
-    const adapter = opened && getAdapter(opened.provider.identifier);
-    if (!opened || !adapter?.parseWebhook) throw ApiError.notFound('payment provider config');
+    if (!opened || !isAdapterIdentifier(opened.provider.identifier)) throw ApiError.notFound('payment provider config');
+    const parse = webhookParser(opened.provider.identifier);
 
     const rawBody = await coBody.text(ctx, { limit: BODY_LIMIT, encoding: 'utf8' }).catch(() => {
       throw ApiError.validation([{ path: 'body', message: 'must be at most 1 MiB of text' }]);
     });
     const headers = Object.fromEntries(Object.entries(ctx.headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(',') : v]));
-    const verdict = adapter.parseWebhook({ rawBody, headers, credentials: opened.credentials });
+    const verdict = parse({ rawBody, headers, credentials: opened.credentials });
     if (!verdict.verified) {
       logger.warn({ provider_config_id: configId, reason: verdict.error }, 'provider webhook refused: signature');
       throw new ApiError('invalid_signature');

@@ -13,7 +13,7 @@ import { logger } from '../../lib/logger';
 import { isValidEventFilter, WEBHOOK_EVENT_FILTERS } from '../../lib/webhook-events';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
 import { webhookUrlProblem } from '../../lib/webhook-url';
-import { hostResolver } from '../../activities/webhooks/dns';
+import { hostResolver } from '../../net/webhook-dns';
 import { webhookClient } from '../../workflows/webhooks/client';
 import type { Access } from '../auth/access';
 import type { ApiDeps } from '../deps';

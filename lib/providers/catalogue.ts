@@ -3,9 +3,9 @@
 // real processor is one entry here and one adapter folder under activities/providers/ (its registry
 // line is checked against this list).
 
-import { ADYEN_CATALOGUE } from './adyen';
-import { SANDBOX_CATALOGUE } from './sandbox';
-import { STRIPE_CATALOGUE } from './stripe';
+import { ADYEN_CATALOGUE } from './adyen/credentials';
+import { SANDBOX_CATALOGUE } from './sandbox/credentials';
+import { STRIPE_CATALOGUE } from './stripe/credentials';
 import type { MethodTemplate, ProviderCatalogueEntry } from './types';
 
 const CATALOGUE = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SandboxCredentialsSchema } from '../../lib/providers/sandbox';
+import { SandboxCredentialsSchema } from '../../lib/providers/sandbox/credentials';
 import { bearer, createMerchant, Merchant, signToken, startStack, TestStack, unique } from '../support/stack';
 import { createProvider, systemToken } from '../support/routing';
 

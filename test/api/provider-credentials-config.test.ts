@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../lib/config';
 import { apiBaseHostErrors, hostMatches } from '../../lib/providers/api-base';
-import { ADYEN_LIVE_API_HOSTS } from '../../lib/providers/adyen';
-import { sandboxAdapterErrors } from '../../lib/providers/sandbox';
-import { STRIPE_API_HOSTS } from '../../lib/providers/stripe';
+import { ADYEN_LIVE_API_HOSTS } from '../../lib/providers/adyen/credentials';
+import { sandboxAdapterErrors } from '../../lib/providers/sandbox/credentials';
+import { STRIPE_API_HOSTS } from '../../lib/providers/stripe/credentials';
 
 // PROVIDER_API_BASE_EXTRA_HOSTS and the processors' own hosts (docs/security.md §15). Pure: runs with SB_NO_STACK=1.
 

@@ -6,7 +6,7 @@ import {
   createAdyenAdapter, parseAdyenWebhook,
 } from '../../activities/providers/adyen';
 import type { ProcessorEvent, ProviderOutcome, WebhookVerdict } from '../../activities/providers/types';
-import { ADYEN_CATALOGUE, adyenConfigErrors, adyenLiveApiBase } from '../../lib/providers/adyen';
+import { ADYEN_CATALOGUE, adyenConfigErrors, adyenLiveApiBase } from '../../lib/providers/adyen/credentials';
 import { compileCredentialsSchema, credentialsErrors } from '../../lib/providers/credentials';
 import { AdyenDouble, notificationBody, signItem, startAdyenDouble, TEST_HOLDER_NAMES } from '../doubles/adyen/server';
 import webhooksContract from '../doubles/adyen/contract/Webhooks-v1.json';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ADYEN_ERROR_CODES, ADYEN_REFUSAL_CODES } from '../../activities/providers/adyen';
-import { ALL_DECLINE_ROWS, declineRowOf } from '../../activities/providers/decline-rows';
+import { ALL_DECLINE_ROWS, declineRowOf } from '../../lib/providers/decline-rows';
 import { DECLINE_CODES } from '../../activities/providers/sandbox';
 import { STRIPE_DECLINE_CODES } from '../../activities/providers/stripe';
 import { nextStep, walkGoesOn, type CascadeInput, type DeclineRow, type NextStep } from '../../lib/payments/cascade';

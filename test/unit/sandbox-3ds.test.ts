@@ -124,7 +124,7 @@ async function authenticatedOnce(number: string): Promise<ExternalAuthentication
 
 function verdictOf(delivery: { headers: IncomingHttpHeaders; body: string }, creds: SandboxCredentials = credentials): WebhookVerdict {
   const headers = Object.fromEntries(Object.entries(delivery.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
-  return adapter.parseWebhook({ rawBody: delivery.body, headers, credentials: creds });
+  return parseSandboxWebhook({ rawBody: delivery.body, headers, credentials: creds });
 }
 
 beforeAll(async () => {

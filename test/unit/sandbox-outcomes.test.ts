@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outcomeOf } from '../../activities/providers/sandbox/outcomes';
+import { outcomeOf } from '../../lib/providers/sandbox/outcomes';
 
 const error = (code: string) => ({ error: { code, message: 'x' } });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStripeAdapter, STRIPE_DECLINE_CODES, stripeDecline } from '../../activities/providers/stripe';
-import { STRIPE_CATALOGUE, stripeApiBaseParts, stripeConfigErrors } from '../../lib/providers/stripe';
+import { STRIPE_CATALOGUE, stripeApiBaseParts, stripeConfigErrors } from '../../lib/providers/stripe/credentials';
 import { compileCredentialsSchema, credentialsErrors } from '../../lib/providers/credentials';
 import { startStripeDouble, StripeDouble, parseForm } from '../doubles/stripe/server';
 

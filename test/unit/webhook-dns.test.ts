@@ -1,7 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedLookup, networkResolver } from '../../activities/webhooks/dns';
+import { guardedLookup, networkResolver } from '../../net/webhook-dns';
 
 // How webhook hosts are resolved where private addresses are refused (production): by c-ares against
 // the DNS servers, each try bounded, never by getaddrinfo on libuv's threads. The servers here are a

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedLookup, type HostResolver } from '../../activities/webhooks/dns';
+import { guardedLookup, type HostResolver } from '../../net/webhook-dns';
 import { postWebhook, RESPONSE_BODY_LIMIT, webhookAgent } from '../../activities/webhooks/http';
 
 // The worker's side of a delivery: what its connect-time DNS guard answers, and what of a receiver's

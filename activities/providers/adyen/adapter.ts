@@ -6,7 +6,7 @@
 
 import { CheckoutAPI, Types } from '@adyen/api-library';
 import { createHash } from 'node:crypto';
-import { ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION } from '../../../lib/providers/adyen';
+import { ADYEN_CATALOGUE, ADYEN_CHECKOUT_VERSION } from '../../../lib/providers/adyen/credentials';
 import { withReason } from '../answer-guard';
 import { recordExchange as record } from '../exchange';
 import type {
@@ -16,7 +16,7 @@ import type {
 import {
   answersFor, heldModification, heldPayment, modificationOutcome, paymentOutcome, type ModificationResponse,
 } from './answers';
-import { authenticationOf, parseAdyenWebhook } from './notifications';
+import { authenticationOf } from '../../../lib/providers/adyen/notifications';
 import { createAdyenTransport, type Call } from './transport';
 
 export interface AdyenAdapterOptions {
@@ -99,7 +99,6 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
     captureFailureWindowMs: CAPTURE_FAILURE_WINDOW_MS,
     lateAuthorizationWindowMs: LATE_AUTHORIZATION_WINDOW_MS,
-    parseWebhook: parseAdyenWebhook,
 
     authorize(input: AuthorizeInput) {
       const { card } = input;

@@ -4,9 +4,9 @@
 
 import { Types } from '@adyen/api-library';
 import { guardAnswer } from '../answer-guard';
-import { isObject } from '../wire';
+import { isObject } from '../../../lib/providers/wire';
 import type { ProviderOperation, ProviderOutcome } from '../types';
-import { adyenError, adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
+import { adyenError, adyenRefusal, adyenRefusalCodeOf } from '../../../lib/providers/adyen/decline-codes';
 
 /** What a capture, cancel, refund or reversal answers. */
 export type ModificationResponse =

@@ -5,12 +5,12 @@
 
 import { CheckoutAPI, Client, EnvironmentEnum, HttpClientException } from '@adyen/api-library';
 import { Agent, request } from 'undici';
-import { ADYEN_CHECKOUT_VERSION, ADYEN_TEST_API_BASE, adyenLiveApiBase, type AdyenCredentials } from '../../../lib/providers/adyen';
+import { ADYEN_CHECKOUT_VERSION, ADYEN_TEST_API_BASE, adyenLiveApiBase, type AdyenCredentials } from '../../../lib/providers/adyen/credentials';
 import { redactSecrets } from '../exchange';
-import { errorCode, isObject, parseJson } from '../wire';
+import { errorCode, isObject, parseJson } from '../../../lib/providers/wire';
 import type { ProviderExchange, ProviderOperation, ProviderOutcome } from '../types';
 import { errorOutcome } from './answers';
-import { withoutCardData } from './notifications';
+import { withoutCardData } from '../../../lib/providers/adyen/notifications';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;

@@ -5,15 +5,14 @@
 import { Agent, request } from 'undici';
 import { guardAnswer, withReason, type Money } from '../answer-guard';
 import { recordExchange as record, redactSecrets } from '../exchange';
-import { errorCode, isObject, parseJson } from '../wire';
+import { errorCode, isObject, parseJson } from '../../../lib/providers/wire';
 import {
   AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, CompleteAuthenticationInput, CompleteAuthenticationOutput,
   GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
   RefundInput, RefundOutput, ThreeDSecureRequest, TransportError, UnknownOutcome, VoidInput, VoidOutput,
 } from '../types';
-import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox';
-import { parseSandboxWebhook } from './notifications';
-import { authenticationOf, chargeOutcome, outcomeOf, redactAuthenticationValue } from './outcomes';
+import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox/credentials';
+import { authenticationOf, chargeOutcome, outcomeOf, redactAuthenticationValue } from '../../../lib/providers/sandbox/outcomes';
 
 export interface SandboxAdapterOptions {
   /** Where the simulator listens, e.g. http://127.0.0.1:4010. */
@@ -29,7 +28,6 @@ export interface SandboxAdapterOptions {
 
 export interface SandboxAdapter extends ProviderAdapter {
   completeAuthentication(input: CompleteAuthenticationInput): Promise<CompleteAuthenticationOutput>;
-  parseWebhook: NonNullable<ProviderAdapter['parseWebhook']>;
   /** Closes pooled connections (tests, shutdown). */
   close(): Promise<void>;
 }
@@ -185,8 +183,6 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
       const authentication = authenticationOf(reply.body);
       return { outcome, exchange: record(withReason(reply.exchange, outcome), outcome), ...(authentication && outcome.kind !== 'unknown' ? { authentication } : {}) };
     },
-
-    parseWebhook: (webhook) => parseSandboxWebhook(webhook),
 
     capture(input: CaptureInput): Promise<CaptureOutput> {
       const body = input.amount === undefined ? {} : { amount: input.amount };

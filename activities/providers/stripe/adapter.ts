@@ -3,17 +3,16 @@
 // the secret key lives in the library's client, in activity memory only.
 
 import Stripe from 'stripe';
-import { STRIPE_CATALOGUE, stripeApiBaseParts, type StripeCredentials } from '../../../lib/providers/stripe';
+import { STRIPE_CATALOGUE, stripeApiBaseParts, type StripeCredentials } from '../../../lib/providers/stripe/credentials';
 import { guardAnswer, withReason, type Money } from '../answer-guard';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import type {
   AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
   ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
-import { parseStripeWebhook } from './notifications';
 import {
   authenticatedOutcome, CHARGE_ID_METADATA, errorOutcome, intentCode, intentOutcome, otherIntent, otherRefund, REFUND_ID_METADATA, refundOutcome,
-} from './outcomes';
+} from '../../../lib/providers/stripe/outcomes';
 
 export interface StripeAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port); default Stripe's API. */
@@ -138,7 +137,6 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     credentialsSchema: STRIPE_CATALOGUE.credentialsSchema,
     notFoundSettleMs: SEARCH_SETTLE_MS,
     refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
-    parseWebhook: parseStripeWebhook,
 
     authorize(input: AuthorizeInput) {
       const { card } = input;

@@ -31,7 +31,7 @@ import addFormats from 'ajv-formats';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ADYEN_REFUSAL_REASONS } from '../../../activities/providers/adyen/decline-codes';
+import { ADYEN_REFUSAL_REASONS } from '../../../lib/providers/adyen/decline-codes';
 import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import checkoutContract from './contract/CheckoutService-v71.json';
 import webhooksContract from './contract/Webhooks-v1.json';

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, promises as dns, type LookupAddress, type LookupOptions } from 'node:dns';
-import { isBlockedAddress } from '../../lib/webhook-url';
+import { isBlockedAddress } from '../lib/webhook-url';
 
 /**
  * The DNS side of the webhook URL policy (lib/webhook-url.ts): resolving a host when a URL is saved,

@@ -1,9 +1,9 @@
 // What the sandbox provider offers: its default method catalogue, credentials schema and capabilities.
 
 import { Static, Type } from '@sinclair/typebox';
-import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
-import type { SchemaFieldError } from './credentials';
-import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
+import { cardMethodTemplates, cardProcessorCapabilities } from '../methods';
+import type { SchemaFieldError } from '../credentials';
+import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from '../types';
 
 export const SANDBOX_IDENTIFIER = 'sandbox';
 

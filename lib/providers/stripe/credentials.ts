@@ -2,10 +2,10 @@
 // schema, and the check of a provider's `config.api_base`. Pure: the adapter is activities/providers/stripe/.
 
 import { Static, Type } from '@sinclair/typebox';
-import { apiBaseErrors, apiBaseParts, type ExtraApiHost } from './api-base';
-import type { SchemaFieldError } from './credentials';
-import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
-import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
+import { apiBaseErrors, apiBaseParts, type ExtraApiHost } from '../api-base';
+import type { SchemaFieldError } from '../credentials';
+import { cardMethodTemplates, cardProcessorCapabilities } from '../methods';
+import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from '../types';
 
 export const STRIPE_IDENTIFIER = 'stripe';
 

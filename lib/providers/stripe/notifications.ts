@@ -3,9 +3,9 @@
 // API stores what this returns and signals the workflows.
 
 import Stripe from 'stripe';
-import type { StripeCredentials } from '../../../lib/providers/stripe';
-import { redactSecrets } from '../exchange';
-import type { NotifiedOperation, ProcessorEvent, WebhookRequest, WebhookVerdict } from '../types';
+import type { StripeCredentials } from './credentials';
+import { redactSecrets } from '../redact';
+import type { NotifiedOperation, ProcessorEvent, WebhookRequest, WebhookVerdict } from '../notification-types';
 import { CHARGE_ID_METADATA, declineOutcome, intentOutcome, REFUND_ID_METADATA, refundOutcome } from './outcomes';
 
 /** What Stripe expects back: any 2xx; the body is not read. */

@@ -4,12 +4,11 @@
 // workflows; Adyen wants `[accepted]` back, or it sends the batch again.
 
 import { hmacValidator, Types } from '@adyen/api-library';
-import type { AdyenCredentials } from '../../../lib/providers/adyen';
-import { redactSecrets } from '../exchange';
+import type { AdyenCredentials } from './credentials';
+import { redactSecrets } from '../redact';
 import { isObject } from '../wire';
-import type {
-  Approved, ExternalAuthentication, HardDecline, NotifiedOperation, ProcessorEvent, SoftDecline, WebhookRequest, WebhookVerdict,
-} from '../types';
+import type { ExternalAuthentication, NotifiedOperation, ProcessorEvent, WebhookRequest, WebhookVerdict } from '../notification-types';
+import type { Approved, HardDecline, SoftDecline } from '../outcomes';
 import { adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
 
 /** What Adyen expects back for a batch it may stop sending. */

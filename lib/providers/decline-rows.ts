@@ -2,7 +2,7 @@
 // (ProviderOutcome), so the activity that records it finds the row here: every adapter's table that
 // records the code agrees on its columns (test/unit/cascade.test.ts checks it), so the code alone decides.
 
-import type { DeclineRow } from '../../lib/payments/cascade';
+import type { DeclineRow } from '../payments/cascade';
 import { ADYEN_ERROR_CODES, ADYEN_REFUSAL_CODES } from './adyen/decline-codes';
 import { DECLINE_CODES } from './sandbox/decline-codes';
 import { STRIPE_DECLINE_CODES } from './stripe/decline-codes';

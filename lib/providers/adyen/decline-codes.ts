@@ -6,7 +6,7 @@
 // Refusal reasons per https://docs.adyen.com/development-resources/refusal-reasons; error codes per
 // https://docs.adyen.com/development-resources/error-codes.
 
-import type { DeclineRow } from '../../../lib/payments/cascade';
+import type { DeclineRow } from '../../payments/cascade';
 
 /** Our decline code, recorded on the charge, with its decision and the cascade's columns (stepUp, doNotRetry). */
 export type AdyenDecline = DeclineRow;

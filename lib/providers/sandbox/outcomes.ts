@@ -2,7 +2,8 @@
 // Secure data a charge carries. Pure, shared by the adapter's calls and its notifications.
 
 import { isObject } from '../wire';
-import type { ExternalAuthentication, HardDecline, ProviderOutcome, SoftDecline } from '../types';
+import type { ExternalAuthentication } from '../notification-types';
+import type { HardDecline, ProviderOutcome, SoftDecline } from '../outcomes';
 import { declineDecision } from './decline-codes';
 
 /** The simulator's charge fields every outcome needs. */

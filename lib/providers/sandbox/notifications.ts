@@ -3,10 +3,10 @@
 // a request normalized to a ProcessorEvent. Pure: the API stores what this returns and signals the workflows.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SandboxCredentials } from '../../../lib/providers/sandbox';
-import { redactSecrets } from '../exchange';
+import type { SandboxCredentials } from './credentials';
+import { redactSecrets } from '../redact';
 import { isObject, parseJson } from '../wire';
-import type { ProcessorEvent, WebhookRequest, WebhookVerdict } from '../types';
+import type { ProcessorEvent, WebhookRequest, WebhookVerdict } from '../notification-types';
 import { authenticationOf, chargeOutcome, redactAuthenticationValue } from './outcomes';
 
 /** What the simulator expects back: any 2xx. */

@@ -6,7 +6,7 @@
 // Looked up by `decline_code` first (the issuer's reason on a card_error), then by `code` (Stripe's
 // error code), per https://docs.stripe.com/declines/codes and https://docs.stripe.com/error-codes.
 
-import type { DeclineRow } from '../../../lib/payments/cascade';
+import type { DeclineRow } from '../../payments/cascade';
 
 /** Our decline code, recorded on the charge, with its decision and the cascade's columns (stepUp, doNotRetry). */
 export type StripeDecline = DeclineRow;

@@ -2,7 +2,7 @@
 // soft → another provider may succeed; stepUp → retry with 3-D Secure asked for; doNotRetry → never at
 // another processor. Data, not scattered ifs; the cascade (lib/payments/cascade.ts) reads the columns.
 
-import type { DeclineDecision, DeclineRow } from '../../../lib/payments/cascade';
+import type { DeclineDecision, DeclineRow } from '../../payments/cascade';
 
 export type { DeclineDecision, DeclineRow };
 

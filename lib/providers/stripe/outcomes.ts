@@ -2,7 +2,7 @@
 // (docs/connectors.md#stripe). Pure.
 
 import Stripe from 'stripe';
-import type { Approved, HardDecline, ProviderOutcome, SoftDecline } from '../types';
+import type { Approved, HardDecline, ProviderOutcome, SoftDecline } from '../outcomes';
 import { stripeDecline } from './decline-codes';
 
 /** The metadata key the charge id goes under: the look-up searches it, the webhooks read it back. */

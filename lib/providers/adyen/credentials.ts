@@ -3,10 +3,10 @@
 // Pure: the adapter is activities/providers/adyen/.
 
 import { Static, Type } from '@sinclair/typebox';
-import { apiBaseErrors, type ExtraApiHost } from './api-base';
-import type { SchemaFieldError } from './credentials';
-import { cardMethodTemplates, cardProcessorCapabilities } from './methods';
-import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from './types';
+import { apiBaseErrors, type ExtraApiHost } from '../api-base';
+import type { SchemaFieldError } from '../credentials';
+import { cardMethodTemplates, cardProcessorCapabilities } from '../methods';
+import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from '../types';
 
 export const ADYEN_IDENTIFIER = 'adyen';
 
