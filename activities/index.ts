@@ -3,6 +3,7 @@ import { apiKeyActivities } from './api-keys';
 import { webhookActivities } from './webhooks';
 import { paymentActivities } from './payments';
 import { refundActivities } from './refunds';
+import { checkoutActivities } from './checkout';
 import { stuckPaymentActivities } from './stuck-payments';
 import { vaultActivities } from './vault';
 import { Vault } from '../lib/vault';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     ...paymentActivities({ ...deps, vault }),
     ...refundActivities({ ...deps, vault }),
+    ...checkoutActivities({ ...deps, vault }),
     ...stuckPaymentActivities(deps),
     ...vaultActivities({ ...deps, vault }),
   };

@@ -15,6 +15,8 @@ import { ROUTES } from './routes';
 import { serveDashboard } from './dashboard';
 import { providerWebhooks } from './routes/provider-webhooks';
 import { authenticationReturn } from './routes/authentication-return';
+import { paymentLinkPage } from './routes/payment-link-page';
+import { checkoutPages } from './checkout-page';
 
 export interface AppOptions {
   /** Count and time requests for `/metrics` (default on; the bench turns it off to measure its cost). */
@@ -83,6 +85,10 @@ export function createApp(deps: ApiDeps, routes: Route[] = ROUTES, options: AppO
   app.use(providerWebhooks(deps));
   // The customer's browser back from 3-D Secure (no credentials; GET, or POST with a form).
   app.use(authenticationReturn(deps));
+  // The hosted checkout page and the card fields' files (/checkout/…, /js/v1/…); its form is not JSON.
+  app.use(checkoutPages(deps));
+  // Payment links' public URL (/pay/{id}): each visit opens a new checkout session.
+  app.use(paymentLinkPage(deps));
   app.use(jsonBody());
   app.use(dispatch(open, v1));
   app.use(methodNotAllowed(open));

@@ -72,6 +72,10 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction>> = {
   'POST /payments/:id/capture': { action: 'payment.captured', resource: 'payment', id: 'data.id' },
   'POST /payments/:id/cancel': { action: 'payment.canceled', resource: 'payment', id: 'data.id' },
   'POST /refunds': { action: 'refund.created', resource: 'refund', id: 'data.id' },
+  // Expiring a session cancels its payment, as an audited cancel does.
+  'POST /checkout-sessions/:id/expire': { action: 'checkout_session.expired', resource: 'checkout_session', id: 'params.id' },
+  'POST /payment-links': { action: 'payment_link.created', resource: 'payment_link', id: 'data.id' },
+  'PATCH /payment-links/:id': { action: 'payment_link.updated', resource: 'payment_link', id: 'params.id' },
 };
 
 /**
@@ -84,6 +88,8 @@ export const AUDIT_EXEMPT: ReadonlySet<string> = new Set([
   // operator's hand on money after the fact: capture, cancel, refund.
   'POST /payments',
   'POST /payments/:id/confirm',
+  // A checkout session opens a payment: the payment's own life, as POST /payments.
+  'POST /checkout-sessions',
   // Customer records and saved cards: merchant data written at checkout volume, not configuration; their
   // changes are in the payment's events where they matter.
   'POST /customers',

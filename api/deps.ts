@@ -6,6 +6,7 @@ import type { Authenticator } from './auth/authenticate';
 import type { Vault } from '../lib/vault';
 import type { LRUCache } from 'lru-cache';
 import type { AccountRow } from './auth/access';
+import type { DeclineLimits } from './middleware/decline-limits';
 
 /** Everything the API needs, handed in by main.ts or by a test. */
 export interface ApiDeps {
@@ -20,4 +21,9 @@ export interface ApiDeps {
   lease: ProcessLease;
   /** The Temporal client, connected on first use; rejects when Temporal is unreachable. */
   temporal(): Promise<Client>;
+  /**
+   * The decline budgets of client-side confirmations, shared through Postgres by every API process
+   * (createDeclineLimits); deps made without them get theirs on first use (declineLimitsOf).
+   */
+  declineLimits?: DeclineLimits;
 }

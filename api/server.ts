@@ -9,6 +9,7 @@ import { processLease } from '../db/process-lease';
 import { logger } from '../lib/logger';
 import { createAuthenticator } from './auth/authenticate';
 import type { ApiDeps } from './deps';
+import { createDeclineLimits } from './middleware/decline-limits';
 import { ApiError, errorBody } from './errors';
 import { Vault } from '../lib/vault';
 import { LRUCache } from 'lru-cache';
@@ -21,6 +22,7 @@ export function createApiDeps(db: Db, config: Config, temporalAddress: string): 
     config,
     auth: createAuthenticator(db, config),
     vault: new Vault(config.vaultKeys),
+    declineLimits: createDeclineLimits(db, config.checkoutDeclineLimits),
     accountCache: new LRUCache({ max: 10_000, ttl: 5_000 }),
     lease: processLease(db, (message, err) => logger.warn({ err }, message)),
     temporal() {

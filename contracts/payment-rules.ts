@@ -70,7 +70,20 @@ export const PAYMENT_FAILURES = {
   invalidState: 'invalid_state', amountExceedsCapturable: 'amount_exceeds_capturable',
   /** The processor refused the capture at once (the payment stays AUTHORIZED, its `last_error` says why). */
   captureDeclined: 'capture_declined',
+  /** A confirm of a payment whose walks failed MAX_FAILED_CONFIRMATIONS times: it takes no more. */
+  tooManyAttempts: 'too_many_attempts',
 } as const;
+
+/**
+ * How many confirmations of one payment may fail (walks that end FAILED) before it refuses more: a
+ * payment id and its client_secret must not be an unlimited card-testing oracle (docs/security.md). The
+ * failure that reaches it records `last_error.code` TOO_MANY_ATTEMPTS (db/payment-rows.ts counts them in
+ * `failed_confirmations`; the payment machine counts them too, for its confirm validator).
+ */
+export const MAX_FAILED_CONFIRMATIONS = 5;
+
+/** The `last_error.code` of the failed confirmation that reaches MAX_FAILED_CONFIRMATIONS. */
+export const TOO_MANY_ATTEMPTS = 'too_many_attempts';
 
 // ---------------------------------------------------------------------------------------------------
 // The workflow: input, updates, query

@@ -49,11 +49,19 @@ export interface NewCard {
   card: ValidCard;
   holderName?: string;
   metadata?: Record<string, string>;
+  /**
+   * A card saved to a customer while a confirm pays with it: its CVC is sealed for that confirm's
+   * authorization (and wiped with it, or when the confirm ends without one). A card saved on its own
+   * keeps no CVC at all: nothing would authorize with it now (PCI DSS 3.3.1.2). A single-use card keeps
+   * its CVC for its one payment whatever this says.
+   */
+  cvcForAuthorization?: boolean;
 }
 
 /**
- * Stores a card: PAN and CVC sealed by the vault, a keyed fingerprint, and only display facts in the clear.
- * A card always has an owner: the customer it is saved to, or the one payment it was given for.
+ * Stores a card: PAN (and the CVC, when an authorization is about to use it) sealed by the vault, a keyed
+ * fingerprint, and only display facts in the clear. A card always has an owner: the customer it is saved
+ * to, or the one payment it was given for.
  */
 export async function insertCard(db: Knex, vault: Vault, env: Environment, input: NewCard): Promise<PaymentMethodRow> {
   if (!input.customerId === !input.paymentId) {
@@ -74,7 +82,7 @@ export async function insertCard(db: Knex, vault: Vault, env: Environment, input
       card_fingerprint: vault.fingerprint(input.card.pan),
       holder_name: input.holderName ?? null,
       pan_encrypted: vault.encrypt(input.card.pan),
-      cvc_encrypted: vault.encrypt(input.card.cvc),
+      cvc_encrypted: input.paymentId || input.cvcForAuthorization ? vault.encrypt(input.card.cvc) : null,
       metadata: JSON.stringify(input.metadata ?? {}),
     })
     .returning('*');
@@ -203,8 +211,19 @@ export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise
 export function cardsAfterOutcome(
   db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined, write?: string,
 ): Knex.QueryBuilder | undefined {
+  const update = cardsUpdate(db, env, cvcOf, erase);
+  return update && onlyIfFirstWrote(update, write);
+}
+
+/**
+ * cardsAfterOutcome's update, unconditioned: `cvcOf`'s CVC wiped and `erase`'s single-use cards erased, in
+ * one statement (a confirm whose plan found nothing eligible runs it with the payment's update).
+ */
+export function cardsUpdate(
+  db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined,
+): Knex.QueryBuilder | undefined {
   if (!cvcOf && !erase) return undefined;
-  const update = paymentMethods(db, env)
+  return paymentMethods(db, env)
     .where((which) => {
       if (cvcOf) void which.where((wiped) => { void wiped.where({ id: cvcOf }).whereNotNull('cvc_encrypted'); });
       if (erase) void which.orWhere(erasable(erase));
@@ -217,7 +236,6 @@ export function cardsAfterOutcome(
       } : {}),
       cvc_encrypted: null, updated_at: db.fn.now(),
     });
-  return onlyIfFirstWrote(update, write);
 }
 
 /** wipeCvc's statement, not yet run: to run with the attempt's outcome (Alongside, db/knex.ts). */

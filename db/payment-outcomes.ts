@@ -123,5 +123,5 @@ export function chargeOutcomeUpdate(db: Knex, env: Environment, id: string, paym
 
 /** A payment's update to run with chargeOutcomeUpdate, unrun: written only if the charge's is. */
 function paymentUpdateIfChargeRecorded(db: Knex, env: Environment, id: string, patch: PaymentPatch, at: Date): Knex.QueryBuilder {
-  return onlyIfFirstWrote(paymentsTable(db, env).where({ id }).update({ ...encoded(patch), updated_at: at }), CHARGE_RECORDED);
+  return onlyIfFirstWrote(paymentsTable(db, env).where({ id }).update({ ...encoded(db, patch), updated_at: at }), CHARGE_RECORDED);
 }

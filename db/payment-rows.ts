@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PaymentInput, PaymentStatus, RoutingHintsInput } from '../contracts/payments';
+import { MAX_FAILED_CONFIRMATIONS, TOO_MANY_ATTEMPTS, type PaymentInput, type PaymentStatus, type RoutingHintsInput } from '../contracts/payments';
 import { envTable, type Environment } from './environments';
 import { TIMESTAMPS_AS_ISO, type AsAnswered } from './knex';
 
@@ -67,7 +67,15 @@ export interface PaymentRow {
   version: number;
   /** The workflow run that wrote the row (docs/security.md §16): a later run of the same payment writes nothing. */
   workflow_run_id: string | null;
+  /** Confirmations whose walk ended FAILED (at MAX_FAILED_CONFIRMATIONS the payment takes no more). */
+  failed_confirmations: number;
 }
+
+/**
+ * A payment's row as the API reads it, with the `client_secret` Postgres drew for it (migration 020). The
+ * rows activities write and events show are PaymentRow's, without it: it has no business there.
+ */
+export type WithClientSecret<R> = R & { client_secret: string };
 
 export type ChargeStatus =
   | 'CREATED' | 'REQUIRES_ACTION' | 'AUTHORIZED' | 'CAPTURED' | 'DECLINED' | 'FAILED' | 'UNKNOWN' | 'VOIDED' | 'PARTIALLY_REFUNDED'
@@ -119,6 +127,8 @@ export interface ChargeRow {
 
 /** A payment as read for an answer (GET, the list): its timestamps already the API's text (TIMESTAMPS_AS_ISO). */
 export type AnsweredPayment = AsAnswered<PaymentRow>;
+/** A payment read for an answer to the merchant or a checkout: with its client_secret. */
+export type ReadPayment = WithClientSecret<AnsweredPayment>;
 /** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
 export type AnsweredCharge = AsAnswered<ChargeRow>;
 
@@ -144,17 +154,42 @@ export interface PaymentPatch {
   pending_operation?: PendingOperationRecord | null;
   next_action?: NextAction | null;
   return_url?: string | null;
+  /**
+   * This write ends a confirm's walk FAILED: `failed_confirmations` counts one more, and the one that
+   * reaches MAX_FAILED_CONFIRMATIONS records TOO_MANY_ATTEMPTS as its `last_error.code` (the issuer's
+   * `decline_code` kept). Counted by the statement itself, from the row as it finds it.
+   */
+  failedConfirmation?: true;
 }
 
-/** A patch as its columns take it: the jsonb ones as JSON text. */
-export function encoded(patch: PaymentPatch): Record<string, unknown> {
-  const { last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = patch;
+/** The `last_error` of the failed confirmation that reaches the cap: what it says, its code too_many_attempts. */
+const CAPPED_ERROR = { code: TOO_MANY_ATTEMPTS, message: 'The payment has failed too many confirmations and takes no more.' };
+
+/** A patch as its columns take it: the jsonb ones as JSON text, a failed confirmation counted in SQL. */
+export function encoded(db: Knex, patch: PaymentPatch): Record<string, unknown> {
+  const { last_error: lastError, pending_operation: pending, next_action: nextAction, failedConfirmation, ...rest } = patch;
+  const errorText = lastError === undefined ? undefined : lastError === null ? null : json(lastError);
   return {
     ...rest,
-    ...(lastError !== undefined ? { last_error: lastError === null ? null : json(lastError) } : {}),
+    ...(errorText !== undefined ? { last_error: errorText } : {}),
     ...(pending !== undefined ? { pending_operation: pending === null ? null : json(pending) } : {}),
     ...(nextAction !== undefined ? { next_action: nextAction === null ? null : json(nextAction) } : {}),
+    ...(failedConfirmation ? {
+      failed_confirmations: db.raw('failed_confirmations + 1'),
+      // The right-hand sides read the row as it was before this update.
+      last_error: db.raw('case when failed_confirmations + 1 >= ? then coalesce(?::jsonb, last_error, \'{}\') || ?::jsonb else coalesce(?::jsonb, last_error) end', [
+        MAX_FAILED_CONFIRMATIONS, errorText ?? null, json(CAPPED_ERROR), errorText ?? null,
+      ]),
+    } : {}),
   };
+}
+
+/** `payment` (as it was) as a patch with `failedConfirmation` leaves its count and `last_error`: encoded's SQL, in JS. */
+export function withFailedConfirmation<R extends Pick<PaymentRow, 'failed_confirmations' | 'last_error'>>(payment: R, patch: PaymentPatch): R {
+  if (!patch.failedConfirmation) return payment;
+  const count = payment.failed_confirmations + 1;
+  const lastError = patch.last_error !== undefined ? patch.last_error : payment.last_error;
+  return { ...payment, failed_confirmations: count, last_error: count >= MAX_FAILED_CONFIRMATIONS ? { ...(lastError ?? {}), ...CAPPED_ERROR } : lastError };
 }
 
 export interface ChargePatch {
@@ -194,7 +229,8 @@ export function chargeAfter(charge: ChargeRow, patch: ChargePatch, at: Date): Ch
 
 /** `payment` as its update with `patch` at `at` leaves it (its version one more, as the trigger sets it). */
 export function paymentAfter(payment: PaymentRow, patch: PaymentPatch, at: Date): PaymentRow {
-  return { ...payment, ...patch, updated_at: at, version: payment.version + 1 };
+  const { failedConfirmation: _, ...columns } = patch;
+  return withFailedConfirmation({ ...payment, ...columns, updated_at: at, version: payment.version + 1 }, patch);
 }
 
 /** What an outcome's one statement holds a payment's row to: as its attempt read or wrote it. */

@@ -5,15 +5,15 @@ import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
 import { insertIfFirstWrote, runPrepared, withAlongside, type Alongside, type PreparedStatement } from './knex';
 import {
-  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, payments, paymentsTable,
-  type AnsweredCharge, type AnsweredPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow,
+  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, payments, paymentsTable, withFailedConfirmation,
+  type AnsweredCharge, type AnsweredPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
 } from './payment-rows';
 
 // The rows' types and their patches live in db/payment-rows.ts, what recording an outcome writes in
 // db/payment-outcomes.ts; their importers read them from here too.
 export type {
   AnsweredCharge, AnsweredPayment, ChargeDetails, ChargePatch, ChargePerformance, ChargeRow, ChargeState, ChargeStatus, NextAction,
-  PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord,
+  PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, WithClientSecret,
 } from './payment-rows';
 export { chargeAfter, paymentAfter } from './payment-rows';
 
@@ -35,8 +35,8 @@ export const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status', 'auto_capture',
   'secure_mode', 'installments', 'routing_origin', 'routing', 'amount_capturable', 'amount_received', 'amount_refunded',
   'cancellation_reason', 'last_error', 'metadata', 'created_at', 'updated_at', 'pending_operation', 'next_action', 'return_url',
-  'needs_attention_reason', 'needs_attention_at', 'version', 'workflow_run_id',
-] as const satisfies readonly (keyof PaymentRow)[];
+  'needs_attention_reason', 'needs_attention_at', 'version', 'workflow_run_id', 'client_secret', 'failed_confirmations',
+] as const satisfies readonly (keyof ReadPayment)[];
 
 /** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
 const READ_PAYMENT: Record<Environment, PreparedStatement> = {
@@ -57,9 +57,9 @@ function readPaymentStatement(env: Environment): PreparedStatement {
   };
 }
 
-/** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text. */
-export async function readPayment(db: Knex, env: Environment, id: string): Promise<AnsweredPayment | undefined> {
-  const [row] = await runPrepared<{ payment: AnsweredPayment }>(db, READ_PAYMENT[env], [id]);
+/** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text, with its client_secret. */
+export async function readPayment(db: Knex, env: Environment, id: string): Promise<ReadPayment | undefined> {
+  const [row] = await runPrepared<{ payment: ReadPayment }>(db, READ_PAYMENT[env], [id]);
   if (!row) return undefined;
   const { payment } = row;
   // JSON's timestamps are ISO-8601 with the session's offset: the API's form is UTC with milliseconds.
@@ -90,15 +90,16 @@ export type NewPayment = Pick<PaymentRow,
  * returns).
  */
 export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: Date): PaymentRow {
-  return {
+  const { failedConfirmation: _, ...columns } = confirmed;
+  return withFailedConfirmation({
     ...payment,
     payment_method_id: null, status: 'CREATED', routing_origin: 'MERCHANT_DIRECT',
     amount_capturable: 0, amount_received: 0, amount_refunded: 0, cancellation_reason: null, last_error: null,
     pending_operation: null, next_action: null, return_url: null, needs_attention_reason: null, needs_attention_at: null,
-    workflow_run_id: payment.workflow_run_id ?? null,
-    ...confirmed,
+    workflow_run_id: payment.workflow_run_id ?? null, failed_confirmations: 0,
+    ...columns,
     created_at: at, updated_at: at, version: 0,
-  };
+  }, confirmed);
 }
 
 /**
@@ -109,14 +110,14 @@ export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: 
 export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): Knex.QueryBuilder {
   const { routing, metadata, last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = row;
   return paymentsTable(db, env)
-    .insert({ ...rest, ...encoded({ last_error: lastError, pending_operation: pending, next_action: nextAction }), routing: json(routing), metadata: json(metadata) })
+    .insert({ ...rest, ...encoded(db, { last_error: lastError, pending_operation: pending, next_action: nextAction }), routing: json(routing), metadata: json(metadata) })
     .onConflict('id').ignore().returning('id');
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
 export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch, alongside: readonly Alongside[] = []): Promise<PaymentRow> {
   const update = paymentsTable(db, env).where({ id })
-    .update({ ...encoded(patch), updated_at: new Date() })
+    .update({ ...encoded(db, patch), updated_at: new Date() })
     .returning('*');
   const [row]: PaymentRow[] = await withAlongside(update, alongside);
   return row;

@@ -99,6 +99,13 @@ export interface Config {
   authenticationReturnLimit: { perIpPerMinute: number; perPaymentPerMinute: number };
   /** API_KEYS_PER_ACCOUNT_MAX: live (not deleted) keys an account may hold, managed ones included. */
   apiKeysPerAccountMax: number;
+  /**
+   * Declines client-side confirmations (publishable keys, the hosted page, the card fields) may collect
+   * before confirm answers 429 `too_many_declines` (api/middleware/decline-limits.ts): per card fingerprint
+   * an hour (CHECKOUT_DECLINES_PER_CARD_PER_HOUR), per client IP and per publishable key in 10 minutes
+   * (CHECKOUT_DECLINES_PER_IP_PER_10_MIN, CHECKOUT_DECLINES_PER_KEY_PER_10_MIN); 0 turns one off.
+   */
+  checkoutDeclineLimits: { perCardPerHour: number; perIpPer10Min: number; perKeyPer10Min: number };
 }
 
 export class ConfigError extends Error {}
@@ -250,6 +257,11 @@ export function parseConfig(env: NodeJS.ProcessEnv, local: { dataDir: string; de
       perPaymentPerMinute: count('AUTHENTICATION_RETURN_PAYMENT_PER_MINUTE', env.AUTHENTICATION_RETURN_PAYMENT_PER_MINUTE, 10),
     },
     apiKeysPerAccountMax: atLeastOne('API_KEYS_PER_ACCOUNT_MAX', env.API_KEYS_PER_ACCOUNT_MAX, 50),
+    checkoutDeclineLimits: {
+      perCardPerHour: count('CHECKOUT_DECLINES_PER_CARD_PER_HOUR', env.CHECKOUT_DECLINES_PER_CARD_PER_HOUR, 5),
+      perIpPer10Min: count('CHECKOUT_DECLINES_PER_IP_PER_10_MIN', env.CHECKOUT_DECLINES_PER_IP_PER_10_MIN, 20),
+      perKeyPer10Min: count('CHECKOUT_DECLINES_PER_KEY_PER_10_MIN', env.CHECKOUT_DECLINES_PER_KEY_PER_10_MIN, 200),
+    },
   };
 }
 

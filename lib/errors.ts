@@ -35,6 +35,7 @@ export const ERRORS = {
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still in progress.' },
   conflict: { status: 409, message: 'The request conflicts with a concurrent change.' },
   fee_already_exists: { status: 409, message: 'The config already has a fee for that method and installment count.' },
+  too_many_attempts: { status: 409, message: 'The payment has failed too many confirmations and takes no more.' },
   // 415
   unsupported_media_type: { status: 415, message: 'Request bodies must be application/json.' },
   // 422
@@ -50,6 +51,7 @@ export const ERRORS = {
   key_outlives_caller: { status: 422, message: 'The key would outlive the expiring key that asks for it.' },
   // 429
   rate_limited: { status: 429, message: 'Too many requests.' },
+  too_many_declines: { status: 429, message: 'Too many declined payments from this card, client or key; try again later.' },
   // 431
   headers_too_large: { status: 431, message: 'The request headers are larger than 16 KiB.' },
   // 5xx

@@ -29,7 +29,7 @@ export function newUlid(): string {
 /** Type prefixes of every id Switchboard issues. */
 export const ID_PREFIXES = [
   'ws', 'usr', 'acct', 'mem', 'key', 'ntf', 'cus', 'addr', 'pm', 'pay', 'ch', 'rp', 'evt', 're', 'pp',
-  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev', 'aud',
+  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev', 'aud', 'cs', 'plink',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
@@ -38,7 +38,15 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;
 }
 
-const ID_SHAPE = /^[a-z]{2,4}_[0-9A-Za-z]{1,64}$/;
+/**
+ * An id that is also a bearer capability (a checkout session's page, a payment link): fresh randomness
+ * every time (80 bits), where a monotonic id minted in the same millisecond as another is that id plus one.
+ */
+export function newUnguessableId(prefix: IdPrefix): string {
+  return `${prefix}_${newUlid()}`;
+}
+
+const ID_SHAPE = /^[a-z]{2,5}_[0-9A-Za-z]{1,64}$/;
 
 /** True when `value` could be one of our ids with that prefix; used to answer 404 early for junk. */
 export function looksLikeId(value: string, prefix?: IdPrefix): boolean {

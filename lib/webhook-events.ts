@@ -1,6 +1,6 @@
 /**
  * The event names an endpoint can subscribe to (docs/webhooks.md#events). One naming space for payments, charges,
- * refunds, keys and — reserved for billing, not emitted yet — invoices and subscriptions. An endpoint's
+ * refunds, keys, checkout sessions and — reserved for billing, not emitted yet — invoices and subscriptions. An endpoint's
  * `events` filter holds names from here, family wildcards such as `charge.*`, or `*` for everything.
  */
 export const WEBHOOK_EVENT_TYPES = [
@@ -20,6 +20,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'refund.succeeded',
   'refund.failed',
   'api_key.rotated',
+  'checkout.session.completed',
+  'checkout.session.expired',
   // Reserved (billing): accepted in filters so that subscriptions made today keep working later.
   'invoice.created',
   'invoice.finalized',

@@ -67,6 +67,10 @@ export const PaymentSchema = Resource('payment', {
   }),
   needs_attention_reason: Type.Union([Type.String(), Type.Null()], { description: 'why, while needs_attention (e.g. permanent_data_error)' }),
   metadata: Type.Record(Type.String(), Type.String()), ...Stamps,
+  client_secret: Type.Optional(Type.String({
+    description: 'The payment\'s own secret (`<id>_secret_…`), on every answer about this one payment to a secret key or a user: '
+      + 'hand it to the customer\'s browser, which confirms and reads the payment with it and a publishable key. Never in lists or events.',
+  })),
   charges: Type.Optional(Type.Array(ChargeSchema)),
   customer: Type.Optional(Type.Union([Open, Type.Null()])),
   routing_plans: Type.Optional(Type.Array(Type.Object({ object: Type.Literal('routing_plan') }, { additionalProperties: true }))),
@@ -212,12 +216,23 @@ export function serializePayment(row: PaymentRow | AnsweredPayment, embeds: Paym
 }
 
 /**
+ * Why the last confirm failed, as a checkout sees it: any issuer's decline is the same generic one
+ * (`card_declined` / `generic_decline`), so that `incorrect_cvc` and `insufficient_funds` tell a card tester
+ * nothing; other codes (`too_many_attempts`, `authentication_failed`, …) as they are, without the issuer's
+ * decline code behind them. Secret keys and users read the precise one.
+ */
+function checkoutLastError(lastError: PaymentRow['last_error']): CheckoutPayment['last_error'] {
+  if (!lastError) return null;
+  const code = lastError.code ?? 'unknown';
+  return code === 'card_declined' ? { code, decline_code: 'generic_decline' } : { code, decline_code: null };
+}
+
+/**
  * A payment as a publishable key sees it (a checkout page): amount, status, what to do next, why the
- * last attempt failed, and which card was used, by network and last4. Nothing about the merchant, the
- * customer, the routing or the card's id. `card` is the payment's card, when it has one.
+ * last attempt failed (checkoutLastError), and which card was used, by network and last4. Nothing about
+ * the merchant, the customer, the routing or the card's id. `card` is the payment's card, when it has one.
  */
 export function serializeCheckoutPayment(row: PaymentRow | AnsweredPayment, card?: Pick<PaymentMethodRow, 'card_network' | 'card_last4'> | null): CheckoutPayment {
-  const lastError = row.last_error;
   return {
     object: 'payment',
     id: row.id,
@@ -225,7 +240,7 @@ export function serializeCheckoutPayment(row: PaymentRow | AnsweredPayment, card
     currency: row.currency,
     status: row.status,
     next_action: row.next_action ? { type: row.next_action.type, redirect_to_url: { ...row.next_action.redirect_to_url } } : null,
-    last_error: lastError ? { code: lastError.code ?? 'unknown', decline_code: lastError.decline_code ?? null } : null,
+    last_error: checkoutLastError(row.last_error),
     card: card ? { network: card.card_network, last4: card.card_last4 } : null,
   };
 }

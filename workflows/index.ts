@@ -6,5 +6,6 @@ export { webhookSecretRotationWorkflow } from './webhooks/secret-rotation';
 export { webhookFanOutWorkflow } from './webhooks/fan-out';
 export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
+export { checkoutSessionWorkflow } from './checkout/workflow';
 export { stuckPaymentWatchdogWorkflow } from './watchdog/workflow';
 export { vaultRotationWorkflow } from './vault/workflow';

@@ -77,6 +77,7 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
         paymentStatus: 'FAILED',
         payment: {
           status: 'FAILED',
+          failedConfirmation: true,
           last_error: {
             code: outcome.declineCode === PAYMENT_METHOD_UNAVAILABLE || AUTHENTICATION_CODES.has(outcome.declineCode) ? outcome.declineCode : 'card_declined',
             decline_code: outcome.declineCode, charge_id: args.chargeId, message: outcome.message ?? null,
@@ -96,7 +97,7 @@ function transition(args: AttemptArgs, outcome: ProviderOutcome, current: Charge
       const reason = step.kind === 'stop' && step.because === 'declined' ? 'card_declined' : 'all_providers_failed';
       return {
         charge, paymentStatus: 'FAILED', chargeEvent: 'charge.failed', paymentEvent: 'payment_intent.payment_failed',
-        payment: { status: 'FAILED', last_error: { code: reason, decline_code: code, charge_id: args.chargeId } },
+        payment: { status: 'FAILED', failedConfirmation: true, last_error: { code: reason, decline_code: code, charge_id: args.chargeId } },
       };
     }
     case 'requires_action': {

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from '../../db/events';
 import { customersByIds, insertGuestCustomer } from '../../db/customers';
-import { findUsableCard, singleUseCardsErasure, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
+import { cardsUpdate, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, newPaymentRow, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, routingPlanInsert, routingPlanInsertWithPayment } from '../../db/routing-plans';
@@ -66,10 +66,14 @@ type PlannedPayment = Pick<PaymentRow, 'account_id' | 'customer_id' | 'amount' |
 /** The fields a confirm's plan sets on the payment. */
 type PlanFields = 'status' | 'payment_method_id' | 'return_url' | 'next_action' | 'installments' | 'last_error';
 
-/** What a confirm's plan makes of the payment: PROCESSING, or FAILED when nothing can take it. */
-function plannedPatch(args: PlanArgs, payment: PlannedPayment, { card, planned }: Planned): Required<Pick<PaymentPatch, PlanFields>> {
+/**
+ * What a confirm's plan makes of the payment: PROCESSING, or FAILED when nothing can take it (a failed
+ * confirmation, counted as one whose attempts all failed is).
+ */
+function plannedPatch(args: PlanArgs, payment: PlannedPayment, { card, planned }: Planned): Required<Pick<PaymentPatch, PlanFields>> & PaymentPatch {
   const failed = planned.length === 0;
   return {
+    ...(failed ? { failedConfirmation: true as const } : {}),
     status: failed ? 'FAILED' : 'PROCESSING',
     payment_method_id: args.paymentMethodId,
     // Each confirm says where the customer goes after authenticating (or nowhere): never an earlier one's.
@@ -149,7 +153,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
    * The statements that store a confirm's plan, to run with the payment's write that moves it to
    * PROCESSING (or FAILED) with `plannedPatch` (Alongside, db/knex.ts): the plan, and when nothing can take
    * the payment, its single-use card used up (a confirm that ends here has used it, as one that ends
-   * after attempts has). Both are idempotent: a retry writes nothing twice. `withRow`: they go in with
+   * after attempts has) and a saved card's CVC, kept for this confirm's authorization, wiped (no
+   * authorization follows). Both are idempotent: a retry writes nothing twice. `withRow`: they go in with
    * the payment's insert (alongside_0), only if the row is written — a retry that finds the row keeps the
    * plan its first try stored (whose candidates may still need the card), and a row another run wrote gets none.
    */
@@ -166,8 +171,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
     if (planned.planned.length) return [plan];
-    const erasure = singleUseCardsErasure(q, env, args.paymentId, args.paymentMethodId);
-    return [plan, withRow ? onlyIfFirstWrote(erasure) : erasure];
+    // Only a card this payment may use has its CVC wiped: the confirm named it, and it was found usable.
+    const cards = cardsUpdate(q, env, planned.card ? args.paymentMethodId : undefined, { paymentId: args.paymentId, paymentMethodId: args.paymentMethodId })!;
+    return [plan, withRow ? onlyIfFirstWrote(cards) : cards];
   }
 
   /** The event that says how a confirm's plan left the payment `row`. */

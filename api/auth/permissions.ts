@@ -11,6 +11,7 @@ export const PERMISSION_CATALOGUE = {
   'customer': ['read', 'write'],
   'payment': ['read', 'create', 'confirm', 'capture', 'cancel'],
   'refund': ['read', 'create'],
+  'checkout': ['read', 'write'],
   'routing': ['read', 'write'],
   'webhook': ['read', 'write'],
   'notification': ['read', 'write'],

@@ -11,6 +11,7 @@ import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
 import { authenticationReturnLimits } from '../middleware/rate-limit';
 import { returnUrlStillAllowed } from './payment-seals';
+import { isCheckoutPageUrl } from '../checkout-page/checkout';
 
 const PATH = /^\/v1\/payments\/([^/]+)\/authentication-return$/;
 const ENVIRONMENTS: Environment[] = ['production', 'sandbox'];
@@ -71,7 +72,8 @@ export function authenticationReturn(deps: ApiDeps): Koa.Middleware {
     }
     if (waitsOn(payment, charge)) await tellWorkflow(env, paymentId, chargeId);
     const settled = await settledRow(env, paymentId) ?? payment;
-    if (settled.return_url && await returnUrlStillAllowed(deps, settled.account_id, settled.return_url)) {
+    // The hosted checkout page is Switchboard's own, whatever hosts the account allows.
+    if (settled.return_url && (isCheckoutPageUrl(deps.config.publicUrl, settled.return_url) || await returnUrlStillAllowed(deps, settled.account_id, settled.return_url))) {
       const target = new URL(settled.return_url);
       target.searchParams.set('payment_intent', settled.id);
       target.searchParams.set('redirect_status', redirectStatus(settled));

@@ -14,6 +14,8 @@ import { webhookDeliveryRoutes } from './webhook-deliveries';
 import { paymentRoutes } from './payments';
 import { eventRoutes } from './events';
 import { refundRoutes } from './refunds';
+import { checkoutSessionRoutes } from './checkout-sessions';
+import { paymentLinkRoutes } from './payment-links';
 import { auditEventRoutes } from './audit-events';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
@@ -33,5 +35,7 @@ export const ROUTES: Route[] = [
   ...paymentRoutes,
   ...eventRoutes,
   ...refundRoutes,
+  ...checkoutSessionRoutes,
+  ...paymentLinkRoutes,
   ...auditEventRoutes,
 ];

@@ -44,19 +44,31 @@ export interface ConfirmTarget {
   beforeSave?: () => Promise<void>;
 }
 
+/** The card a confirm goes on with, as cardForConfirm found or vaulted it. */
+export interface ConfirmCard {
+  paymentMethodId: string;
+  /** A single-use card this request vaulted, bound to the payment alone. */
+  vaulted?: string;
+  /** A card this request saved to the payment's customer, its CVC sealed for this confirm's authorization alone. */
+  savedNow?: string;
+}
+
 /**
  * The pm_ id a confirm goes on with: a `payment_method_id` this payment may use (a saved card of its
  * customer, or its own single-use card; one 400 whatever the reason), or a card given inline, validated
  * and vaulted — saved to the payment's customer when asked and there is one, else bound to this payment
- * alone (`vaulted`).
+ * alone (`vaulted`). `admit` is shown the card's fingerprint before anything is vaulted (a client-side
+ * confirm's decline budgets: api/middleware/decline-limits.ts).
  */
 export async function cardForConfirm(
   deps: Pick<ApiDeps, 'db' | 'vault'>, env: Environment, target: ConfirmTarget, body: ConfirmFields,
-): Promise<{ paymentMethodId: string; vaulted?: string }> {
+  admit?: (fingerprint: string) => Promise<void>,
+): Promise<ConfirmCard> {
   if (body.payment_method_id) {
     const { paymentId, accountId, customerId } = target;
     const usable = await findUsableCard(deps.db, env, { paymentMethodId: body.payment_method_id, paymentId, accountId, customerId });
     if (!usable) throw unusablePaymentMethod();
+    await admit?.(usable.card_fingerprint);
     return { paymentMethodId: body.payment_method_id };
   }
   const inline = body.payment_method;
@@ -65,11 +77,12 @@ export async function cardForConfirm(
   if ('problems' in checked) {
     throw new ApiError('invalid_card', checked.problems[0].message, { fields: checked.problems.map((p) => ({ path: `body/payment_method/card/${p.field}`, message: p.message })) });
   }
+  await admit?.(deps.vault.fingerprint(checked.card.pan));
   const saveTo = body.save_payment_method && target.customerId ? target.customerId : null;
   if (saveTo) await target.beforeSave?.();
   const row = await insertCard(deps.db, deps.vault, env, {
     accountId: target.accountId, customerId: saveTo, paymentId: saveTo ? null : target.paymentId,
-    card: checked.card, holderName: inline.card.holder_name,
+    card: checked.card, holderName: inline.card.holder_name, cvcForAuthorization: true,
   });
-  return { paymentMethodId: row.id, vaulted: saveTo ? undefined : row.id };
+  return saveTo ? { paymentMethodId: row.id, savedNow: row.id } : { paymentMethodId: row.id, vaulted: row.id };
 }

@@ -17,9 +17,11 @@ export const ReturnUrl = Type.String({
   description: 'where the customer\'s browser goes after authenticating (3-D Secure), with payment_intent=<id> appended: absolute https:// (http:// also in sandbox)',
 });
 
-/** A return_url is absolute https (http too in sandbox, for local shops): 400 at `body/return_url` otherwise. */
-export function checkReturnUrl(value: string | undefined, env: Environment): void {
-  if (value === undefined) return;
+/**
+ * A URL the customer's browser is sent to (return_url, success_url, cancel_url): absolute https (http too
+ * in sandbox, for local shops), without credentials. 400 at `body/<field>` otherwise.
+ */
+export function checkBrowserUrl(value: string, env: Environment, field: string): URL {
   let url: URL | undefined;
   try {
     url = new URL(value);
@@ -27,7 +29,13 @@ export function checkReturnUrl(value: string | undefined, env: Environment): voi
     url = undefined;
   }
   const allowed = url && (url.protocol === 'https:' || (url.protocol === 'http:' && env === 'sandbox')) && !url.username && !url.password;
-  if (!allowed) {
-    throw ApiError.validation([{ path: 'body/return_url', message: env === 'sandbox' ? 'must be an absolute http:// or https:// URL' : 'must be an absolute https:// URL' }]);
+  if (!url || !allowed) {
+    throw ApiError.validation([{ path: `body/${field}`, message: env === 'sandbox' ? 'must be an absolute http:// or https:// URL' : 'must be an absolute https:// URL' }]);
   }
+  return url;
+}
+
+/** A return_url, checked as checkBrowserUrl checks it. */
+export function checkReturnUrl(value: string | undefined, env: Environment): void {
+  if (value !== undefined) checkBrowserUrl(value, env, 'return_url');
 }

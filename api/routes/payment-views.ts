@@ -3,7 +3,7 @@ import { addressesByCustomer, customersByIds } from '../../db/customers';
 import type { Environment } from '../../db/environments';
 import { eventsOfPayments } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
-import { chargesOfPayments, readPayment, type AnsweredPayment, type PaymentRow } from '../../db/payments';
+import { chargesOfPayments, readPayment, type AnsweredPayment, type PaymentRow, type ReadPayment } from '../../db/payments';
 import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
 import type { Config } from '../../lib/config';
@@ -82,15 +82,16 @@ export async function presentCheckoutPayment(db: Knex, env: Environment, row: Pa
 }
 
 /**
- * One payment as GET and the commands answer it: read afresh (or as the caller has just read it), with
- * the embeds asked for and its workflow link.
+ * One payment as GET and the commands answer it (to a secret key or a user): read afresh (or as the caller
+ * has just read it), with the embeds asked for, its client_secret and its workflow link.
  */
 export async function respondWithPayment(
-  deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: PaymentRow | AnsweredPayment,
+  deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: ReadPayment,
 ): Promise<Payment> {
   const row = read ?? await readPayment(deps.db, env, id);
   if (!row) throw new Error(`payment ${id} is missing`);
   const [payment] = await presentPayments(deps.db, env, [row], flags);
+  payment.client_secret = row.client_secret;
   payment.temporal = paymentWorkflowLink(deps.config, id);
   return payment;
 }

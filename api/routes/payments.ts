@@ -1,22 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import type { Environment } from '../../db/environments';
-import { eraseSingleUseCards } from '../../db/payment-methods';
 import { findPayment, listPayments, readPayment } from '../../db/payments';
-import { cancelPayment, capturePayment, confirmPayment } from '../../workflows/payments/client';
-import { allows, type CommandResult } from '../../contracts/payments';
+import { cancelPayment, capturePayment } from '../../workflows/payments/client';
 import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
-import { ApiError, withArticle } from '../errors';
+import { ApiError } from '../errors';
 import { commandOptions } from '../middleware/idempotency';
 import { PaymentOrCheckoutSchema, PaymentSchema, PaymentStatusSchema } from '../../resources/payments';
 import { listStart, paginationError } from '../pagination';
 import { defineRoute, workflowContext } from '../route';
 import { Amount, Id, Obj, Pagination } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
-import { CardBody, cardForConfirm, unusablePaymentMethod } from './payment-cards';
-import { checkReturnUrlHost, sealedCapture, sealedConfirm, sealOf } from './payment-seals';
+import { callerOf, ConfirmBody, confirmWithCard, requireClientSecret } from './payment-confirm';
+import { sealedCapture, sealOf } from './payment-seals';
 import { paymentCreateRoute } from './payment-create';
-import { checkReturnUrl, Installments, ReturnUrl, Routing } from './payment-fields';
 import { presentCheckoutPayment, presentPayments, requireIncludes, respondWithPayment } from './payment-views';
 
 /** Why a payment is canceled, as Stripe spells it; the upper-case forms are accepted too, and stored lower-case. */
@@ -53,62 +50,22 @@ export const paymentRoutes = [
     method: 'post',
     path: '/payments/:id/confirm',
     tag: 'Payments',
-    summary: 'Confirm a payment with a payment method: routes it and walks the plan (cascading)',
+    summary: 'Confirm a payment with a payment method: routes it and walks the plan (cascading). A publishable key gives the payment\'s client_secret',
     permission: 'payment:confirm',
-    errors: ['publishable_key_not_allowed', 'invalid_state', 'invalid_card', 'no_eligible_provider', 'temporal_unavailable'],
+    errors: ['publishable_key_not_allowed', 'invalid_state', 'too_many_attempts', 'too_many_declines', 'invalid_card', 'no_eligible_provider', 'temporal_unavailable'],
     publishable: true,
     message: 'Payment confirmed',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-    body: Obj({
-      payment_method_id: Type.Optional(Id('pm')),
-      payment_method: Type.Optional(CardBody),
-      save_payment_method: Type.Optional(Type.Boolean()),
-      installments: Type.Optional(Installments),
-      routing: Type.Optional(Routing),
-      return_url: Type.Optional(ReturnUrl),
-    }),
+    body: ConfirmBody,
     response: PaymentOrCheckoutSchema,
     async handler({ params, body, access, deps, ctx, principal }) {
-      // A checkout may pay, not choose who processes the payment: routing hints need a secret key or a user.
-      if (isPublishable(principal) && body.routing !== undefined) {
-        throw new ApiError('publishable_key_not_allowed', 'A publishable key cannot give routing hints.', { fields: ['body/routing'] });
-      }
-      if (!!body.payment_method_id === !!body.payment_method) {
-        throw ApiError.validation([{ path: 'body', message: 'give exactly one of payment_method_id and payment_method' }]);
-      }
-      const { row: payment, env } = await findVisiblePayment(deps, access, params.id);
-      checkReturnUrl(body.return_url, env);
-      await checkReturnUrlHost(deps, payment.account_id, body.return_url);
-      // Refused before a card is vaulted; the workflow's validator says the same against its own state.
-      if (!allows('confirm', payment.status)) {
-        throw new ApiError('invalid_state', `${withArticle(payment.status)} payment cannot be confirmed.`, { status: payment.status });
-      }
-      // A saved card of this payment's customer, or a single-use card bound to this payment (any key);
-      // a raw card is vaulted first, and only its pm_ id travels on into the workflow.
-      const { paymentMethodId, vaulted } = await cardForConfirm(deps, env, {
-        paymentId: payment.id, accountId: payment.account_id, customerId: payment.customer_id ?? null,
-      }, body);
-      let result: CommandResult;
-      try {
-        result = await confirmPayment(await deps.temporal(), payment.id, sealedConfirm(deps, payment.id, {
-          paymentMethodId, installments: body.installments, routing: body.routing, context: workflowContext(ctx, principal),
-          ...(body.return_url ? { returnUrl: body.return_url } : {}),
-        }), statusOf(deps, env), commandOptions(ctx));
-      } catch (err) {
-        // Refused before anything was written (busy, or no longer confirmable): the card just given is unused.
-        if (vaulted && err instanceof ApiError && err.reason === 'invalid_state') await eraseSingleUseCards(deps.db, env, payment.id, vaulted);
-        throw err;
-      }
-      if (result.outcome === 'no_eligible_provider') {
-        const row = await findPayment(deps.db, env, payment.id);
-        // The card was deleted or used up between the check above and the plan.
-        if (row?.last_error?.code === 'payment_method_unavailable') throw unusablePaymentMethod(body.payment_method_id ? 'body/payment_method_id' : 'body/payment_method');
-        throw new ApiError('no_eligible_provider', undefined, { status: 'FAILED', payment_id: payment.id });
-      }
-      const data = isPublishable(principal)
-        ? await presentCheckoutPayment(deps.db, env, (await findPayment(deps.db, env, payment.id)) ?? payment)
-        : await respondWithPayment(deps, env, payment.id, { include_charges: true });
-      return { data, message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment confirmed' };
+      const { row, env } = await findVisiblePayment(deps, access, params.id);
+      const caller = callerOf(principal);
+      const { payment, outcome } = await confirmWithCard(deps, { env, payment: row, body, caller, ctx });
+      const data = caller.kind === 'publishable'
+        ? await presentCheckoutPayment(deps.db, env, payment)
+        : await respondWithPayment(deps, env, row.id, { include_charges: true });
+      return { data, message: outcome === 'processing' ? 'Payment is processing' : 'Payment confirmed' };
     },
   }),
 
@@ -193,24 +150,33 @@ export const paymentRoutes = [
     method: 'get',
     path: '/payments/:id',
     tag: 'Payments',
-    summary: 'Get one payment, with a link to its workflow in the Temporal UI (publishable keys: the checkout view only)',
+    summary: 'Get one payment, with a link to its workflow in the Temporal UI (a publishable key gives the payment\'s client_secret and sees the checkout view only)',
     permission: 'payment:read',
     errors: ['publishable_key_not_allowed'],
     publishable: true,
     message: 'Payment retrieved',
     params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-    query: Obj(Includes),
+    query: Obj({
+      ...Includes,
+      client_secret: Type.Optional(Type.String({
+        minLength: 1, maxLength: 200,
+        description: 'The payment\'s client_secret: required with a publishable key; checked when given with any other credential. A wrong one is the 404 of an unknown payment.',
+      })),
+    }),
     response: PaymentOrCheckoutSchema,
     async handler({ params, query, access, deps, principal }) {
+      const { client_secret: clientSecret, ...includes } = query;
       if (isPublishable(principal)) {
-        const flags = Object.keys(query).filter((k) => k.startsWith('include_'));
+        const flags = Object.keys(includes).filter((k) => k.startsWith('include_'));
         if (flags.length) throw new ApiError('publishable_key_not_allowed', `A publishable key cannot use ${flags.join(', ')}.`, { fields: flags.map((f) => `query/${f}`) });
         const { row, env } = await findVisiblePayment(deps, access, params.id);
+        requireClientSecret(row, clientSecret, true);
         return { data: await presentCheckoutPayment(deps.db, env, row) };
       }
       const { row, env, scope } = await findVisiblePayment(deps, access, params.id);
-      requireIncludes(access, scope, query);
-      return { data: await respondWithPayment(deps, env, row.id, query, row) };
+      requireClientSecret(row, clientSecret, false);
+      requireIncludes(access, scope, includes);
+      return { data: await respondWithPayment(deps, env, row.id, includes, row) };
     },
   }),
 ];

@@ -9,6 +9,9 @@ export type { AnalyticsPoint, CircuitState, ProviderAnalytics } from '../../lib/
 
 const TOKEN = 'switchboard.token';
 const ACCOUNT = 'switchboard.account';
+// The API lists no credential's permissions, so a refusal (403 naming the permission) is how the
+// dashboard learns one is missing; kept with the session, so views stop offering what was refused.
+const REFUSED = 'switchboard.refused';
 
 export interface Session { token: string; accountId: string }
 
@@ -21,11 +24,27 @@ export function loadSession(): Session | null {
 export function saveSession(session: Session): void {
   sessionStorage.setItem(TOKEN, session.token);
   sessionStorage.setItem(ACCOUNT, session.accountId);
+  sessionStorage.removeItem(REFUSED);
 }
 
 export function clearSession(): void {
   sessionStorage.removeItem(TOKEN);
   sessionStorage.removeItem(ACCOUNT);
+  sessionStorage.removeItem(REFUSED);
+}
+
+function refusedPermissions(): string[] {
+  try {
+    const list: unknown = JSON.parse(sessionStorage.getItem(REFUSED) ?? '[]');
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function rememberRefusal(token: string, permission: string): void {
+  if (sessionStorage.getItem(TOKEN) !== token) return;
+  sessionStorage.setItem(REFUSED, JSON.stringify([...new Set([...refusedPermissions(), permission])]));
 }
 
 /** An error envelope from the API (or a network failure, status 0). */
@@ -47,7 +66,7 @@ function url(path: string, query: Query = {}): string {
   return `/v1${path}${qs ? `?${qs}` : ''}`;
 }
 
-async function call<T>(token: string, method: 'GET' | 'POST', path: string, query?: Query, body?: unknown): Promise<{ data: T; total?: number | null; page?: number | null; limit?: number; pages?: number | null; has_more?: boolean }> {
+async function call<T>(token: string, method: 'GET' | 'POST' | 'PATCH', path: string, query?: Query, body?: unknown): Promise<{ data: T; total?: number | null; page?: number | null; limit?: number; pages?: number | null; has_more?: boolean }> {
   let res: Response;
   try {
     res = await fetch(url(path, query), {
@@ -65,6 +84,7 @@ async function call<T>(token: string, method: 'GET' | 'POST', path: string, quer
   const json = await res.json().catch(() => null);
   if (!res.ok || !json?.success) {
     const details = json?.error?.details ?? {};
+    if (res.status === 403 && details.reason === 'insufficient_permissions' && typeof details.required === 'string') rememberRefusal(token, details.required);
     throw new ApiError(res.status, details.reason ?? 'unknown_error', json?.error?.message ?? json?.message ?? `HTTP ${res.status}`);
   }
   return json;
@@ -81,8 +101,11 @@ export function client(session: Session) {
       const hasMore = r.has_more ?? (r.pages != null ? page < r.pages : false);
       return { data: r.data, total: r.total === undefined ? r.data.length : r.total, page, limit, has_more: hasMore } as Page<T>;
     });
+  const write = <T>(method: 'POST' | 'PATCH', path: string, body: unknown = {}) => call<T>(token, method, path, { account_id: accountId }, body).then((r) => r.data);
   return {
     accountId,
+    /** False once the API refused this credential `permission` (e.g. `checkout:write`); true until then. */
+    mayHave: (permission: string) => !refusedPermissions().includes(permission),
     account: () => get<Account>(`/accounts/${encodeURIComponent(accountId)}`),
     payments: (query: Query) => list<Payment>('/payments', query),
     payment: (id: string) => get<Payment>(`/payments/${encodeURIComponent(id)}`, {
@@ -99,6 +122,14 @@ export function client(session: Session) {
       get<ProviderAnalytics>('/analytics/providers', { account_id: accountId, ...range }),
     /** The account's audit trail, newest first (needs audit:read: OWNER and ADMIN). */
     auditEvents: (query: Query) => list<AuditEvent>('/audit-events', query),
+    /** Just the payment: its status, for pages that link to it. */
+    paymentSummary: (id: string) => get<Payment>(`/payments/${encodeURIComponent(id)}`, { account_id: accountId }),
+    checkoutSessions: (query: Query) => list<CheckoutSession>('/checkout-sessions', query),
+    checkoutSession: (id: string) => get<CheckoutSession>(`/checkout-sessions/${encodeURIComponent(id)}`, { account_id: accountId }),
+    expireCheckoutSession: (id: string) => write<CheckoutSession>('POST', `/checkout-sessions/${encodeURIComponent(id)}/expire`),
+    paymentLinks: (query: Query) => list<PaymentLink>('/payment-links', query),
+    paymentLink: (id: string) => get<PaymentLink>(`/payment-links/${encodeURIComponent(id)}`, { account_id: accountId }),
+    setPaymentLinkActive: (id: string, active: boolean) => write<PaymentLink>('PATCH', `/payment-links/${encodeURIComponent(id)}`, { active }),
     recover: (id: string, since: string, until?: string) => call<{ recovered: number }>(token, 'POST', `/webhook-endpoints/${encodeURIComponent(id)}/recover`, {}, { since, ...(until ? { until } : {}) }).then((r) => r.data),
   };
 }
@@ -165,4 +196,20 @@ export interface AuditEvent {
   id: string; account_id: string | null; actor_type: string; actor_id: string; api_key_id: string | null; user_id: string | null;
   ip: string | null; user_agent: string | null; request_id: string | null; action: string; resource_type: string;
   resource_id: string | null; changes: Record<string, unknown>; seq: number; prev_hash: string | null; hash: string; created_at: string;
+}
+
+export interface LineItem { name: string; quantity: number; unit_amount: number }
+
+/** A checkout session without its `client_secret`, which the dashboard never shows (the API sends it). */
+export interface CheckoutSession {
+  id: string; status: 'OPEN' | 'COMPLETE' | 'EXPIRED'; payment_status: 'UNPAID' | 'PAID'; amount: number; currency: string;
+  /** Null when the session was made with amount and currency instead of lines. */
+  line_items: LineItem[] | null;
+  url: string; payment_id: string; customer_id: string | null; success_url: string | null; cancel_url: string | null;
+  expires_at: string; metadata: Record<string, string>; created_at: string; updated_at: string;
+}
+
+export interface PaymentLink {
+  id: string; url: string; active: boolean; line_items: LineItem[] | null; amount: number; currency: string;
+  success_url: string | null; metadata: Record<string, string>; created_at: string; updated_at: string;
 }

@@ -15,6 +15,8 @@ const TONES: Record<string, Tone> = {
   // webhooks
   succeeded: 'green', pending: 'blue', failed: 'amber', dead_lettered: 'red',
   enabled: 'green', pending_verification: 'amber', disabled: 'red',
+  // checkout sessions and payment links
+  OPEN: 'blue', COMPLETE: 'green', EXPIRED: 'grey', PAID: 'green', UNPAID: 'amber', active: 'green', inactive: 'grey',
 };
 
 export function Status({ value }: { value: string }) {
@@ -33,19 +35,23 @@ export function Time({ value }: { value: string | null | undefined }) {
 }
 
 export function Id({ value }: { value: string | null | undefined }) {
-  const [copied, setCopied] = useState(false);
   if (!value) return <span class="muted">—</span>;
+  return <span class="id"><code>{value}</code><CopyButton value={value} /></span>;
+}
+
+/** A URL to hand on (a hosted page, a payment link), with a copy button. */
+export function CopyUrl({ value, testId }: { value: string; testId?: string }) {
+  return <span class="id"><span class="url" data-testid={testId}>{value}</span><CopyButton value={value} /></span>;
+}
+
+function CopyButton({ value }: { value: string }) {
+  const [copied, setCopied] = useState(false);
   const copy = (e: Event) => {
     e.preventDefault();
     e.stopPropagation();
     void navigator.clipboard?.writeText(value).then(() => { setCopied(true); setTimeout(() => setCopied(false), 1200); });
   };
-  return (
-    <span class="id">
-      <code>{value}</code>
-      <button type="button" class="copy" title="Copy" aria-label={`Copy ${value}`} onClick={copy}>{copied ? <CheckIcon /> : <CopyIcon />}</button>
-    </span>
-  );
+  return <button type="button" class="copy" title="Copy" aria-label={`Copy ${value}`} onClick={copy}>{copied ? <CheckIcon /> : <CopyIcon />}</button>;
 }
 
 // Drawn, not a font glyph: system fonts differ in which symbols they have.
@@ -88,6 +94,37 @@ export function ErrorState({ error, retry }: { error: unknown; retry?: () => voi
       {retry ? <button type="button" class="btn btn-secondary" onClick={retry}>Try again</button> : null}
     </div>
   );
+}
+
+/** One labelled value in a detail page's row of facts. */
+export function Fact({ label, children }: { label: string; children: ComponentChildren }) {
+  return <div class="fact" data-fact={label}><div class="fact-label">{label}</div><div class="fact-value">{children}</div></div>;
+}
+
+export interface Outcome { ok: boolean; text: string }
+
+/** A change the operator asked for: busy while it runs, then how it went (the API's message on failure). */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const run = async (work: () => Promise<string>) => {
+    setBusy(true);
+    setOutcome(null);
+    try {
+      setOutcome({ ok: true, text: await work() });
+    } catch (err) {
+      setOutcome({ ok: false, text: err instanceof Error ? err.message : String(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, outcome, run };
+}
+
+export type Action = ReturnType<typeof useAction>;
+
+export function OutcomeNotice({ outcome }: { outcome: Outcome | null }) {
+  return outcome ? <div class={`notice ${outcome.ok ? 'notice-ok' : 'notice-error'}`} role="status">{outcome.text}</div> : null;
 }
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {

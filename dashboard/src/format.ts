@@ -52,3 +52,9 @@ export function count(value: number): string {
 export function percent(share: number | null | undefined): string {
   return share === null || share === undefined ? '—' : `${(share * 100).toFixed(1)}%`;
 }
+
+/** What a session or link sells, in one line: `2 × T-shirt, Mug`; null lines (an amount alone) → `—`. */
+export function lineSummary(items: { name: string; quantity: number }[] | null | undefined): string {
+  if (!items?.length) return '—';
+  return items.map((i) => (i.quantity === 1 ? i.name : `${i.quantity} × ${i.name}`)).join(', ');
+}

@@ -11,6 +11,9 @@ import { EndpointDetail } from './views/endpoint';
 import { DeliveryDetail } from './views/delivery';
 import { Providers } from './views/providers';
 import { AuditLog } from './views/audit';
+import { CheckoutSessionList } from './views/checkout-sessions';
+import { CheckoutSessionDetail } from './views/checkout-session';
+import { PaymentLinkDetail, PaymentLinkList } from './views/payment-links';
 import './styles.css';
 
 function App() {
@@ -47,9 +50,13 @@ function App() {
   const expired = () => signOut('Your session ended (the credential was rejected). Sign in again.');
   const { path, query } = location;
   let view;
-  let section: 'payments' | 'webhooks' | 'providers' | 'audit' = 'payments';
+  let section: 'payments' | 'checkout' | 'webhooks' | 'providers' | 'audit' = 'payments';
   let params: Record<string, string> | null;
   if ((params = match('/payments/:id', path))) view = <PaymentDetail api={api} id={params.id} onUnauthorized={expired} />;
+  else if ((params = match('/checkout/sessions/:id', path))) { section = 'checkout'; view = <CheckoutSessionDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if ((params = match('/checkout/links/:id', path))) { section = 'checkout'; view = <PaymentLinkDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if (path === '/checkout/links') { section = 'checkout'; view = <PaymentLinkList api={api} query={query} onUnauthorized={expired} />; }
+  else if (path === '/checkout') { section = 'checkout'; view = <CheckoutSessionList api={api} query={query} onUnauthorized={expired} />; }
   else if ((params = match('/webhooks/endpoints/:id', path))) { section = 'webhooks'; view = <EndpointDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if ((params = match('/webhooks/deliveries/:id', path))) { section = 'webhooks'; view = <DeliveryDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if (path === '/webhooks') { section = 'webhooks'; view = <Webhooks api={api} query={query} onUnauthorized={expired} />; }
@@ -63,6 +70,7 @@ function App() {
         <div class="brand"><span class="logo" aria-hidden="true">⇄</span> Switchboard</div>
         <nav class="nav">
           <Link to="/payments" class={section === 'payments' ? 'active' : ''}>Payments</Link>
+          <Link to="/checkout" class={section === 'checkout' ? 'active' : ''}>Checkout</Link>
           <Link to="/webhooks" class={section === 'webhooks' ? 'active' : ''}>Webhooks</Link>
           <Link to="/providers" class={section === 'providers' ? 'active' : ''}>Providers</Link>
           <Link to="/audit" class={section === 'audit' ? 'active' : ''}>Audit log</Link>

@@ -16,6 +16,8 @@ import * as keyLifecycle from './015_key_lifecycle';
 import * as auditEvents from './016_audit_events';
 import * as adminPermissions from './018_admin_permissions';
 import * as sealedCommands from './019_sealed_commands';
+import * as clientSecrets from './020_client_secrets';
+import * as checkout from './021_checkout';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -38,6 +40,8 @@ const MIGRATIONS: [string, Migration][] = [
   ['016_audit_events', auditEvents],
   ['018_admin_permissions', adminPermissions],
   ['019_sealed_commands', sealedCommands],
+  ['020_client_secrets', clientSecrets],
+  ['021_checkout', checkout],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -41,6 +41,7 @@ interface Fixtures {
   apiKey: string; managedKey: string; membership: string; notification: string;
   providerId: string; methodIds: string[]; config: string; fee: string; rule: string;
   plan: string; endpoint: string; delivery: string; payment: string; refund: string;
+  session: string; link: string;
 }
 
 interface Case {
@@ -80,6 +81,8 @@ const newConfig = async () => (await asA('post', '/payment-provider-configs', {
   payment_provider_id: f.providerId, name: 'Spare', credentials: { api_key: 'sk_sim_spare_0001' },
 })).id as string;
 const newEndpoint = async () => (await asA('post', '/webhook-endpoints', { url: receiver.url('/spare') })).id as string;
+const SESSION = { amount: 1500, currency: 'USD', success_url: 'https://shop.example.com/ok', cancel_url: 'https://shop.example.com/back' };
+const newSession = async () => (await asA('post', '/checkout-sessions', SESSION)).id as string;
 const newPayment = async () => (await created(await stack.http.post('/v1/payments').set(bearer(a.secretKey)).send({ amount: 1000, currency: 'USD' }))).id as string;
 
 const expectFields = (status: number, path: string) => (res: supertest.Response) => {
@@ -202,6 +205,15 @@ const CASES: Record<string, Case> = {
   'POST /v1/refunds': { body: (x) => ({ payment_id: x.payment }), ok: expectInvalidState },
   'GET /v1/refunds': { ok: 200 },
   'GET /v1/refunds/{id}': { params: (x) => ({ id: x.refund }), ok: 200 },
+
+  'POST /v1/checkout-sessions': { body: () => SESSION, ok: 201 },
+  'GET /v1/checkout-sessions': { ok: 200 },
+  'GET /v1/checkout-sessions/{id}': { params: (x) => ({ id: x.session }), ok: 200 },
+  'POST /v1/checkout-sessions/{id}/expire': { params: (x) => ({ id: x.session }), fresh: async () => ({ session: await newSession() }), ok: 200 },
+  'POST /v1/payment-links': { body: () => ({ amount: 500, currency: 'USD' }), ok: 201 },
+  'GET /v1/payment-links': { ok: 200 },
+  'GET /v1/payment-links/{id}': { params: (x) => ({ id: x.link }), ok: 200 },
+  'PATCH /v1/payment-links/{id}': { params: (x) => ({ id: x.link }), body: () => ({ active: true }), ok: 200 },
 };
 
 /** The operation's URL with its path parameters from `fixtures` and `account_id` as the query. */
@@ -249,6 +261,8 @@ beforeAll(async () => {
   const endpoint = await enabledEndpoint(stack, a, receiver);
   const { deliveryIds } = await emit(stack, a, [{ event: 'payment_intent.succeeded', data: { id: 'pay_x' } }]);
   const payment = await newPayment();
+  const session = await newSession();
+  const link = (await asA('post', '/payment-links', { amount: 500, currency: 'USD' })).id as string;
 
   // What only workflows and the watchdog write: a notification, and a settled payment with its plan,
   // charge and refund.
@@ -273,7 +287,7 @@ beforeAll(async () => {
     apiKey: apiKey.id, managedKey: a.account.api_keys.find((k: any) => k.type === 'PUBLISHABLE').id,
     membership: membership.id, notification,
     providerId: provider.id, methodIds, config: config.id, fee: fee.id, rule: rule.id,
-    plan, endpoint: endpoint.id, delivery: deliveryIds[0], payment, refund,
+    plan, endpoint: endpoint.id, delivery: deliveryIds[0], payment, refund, session, link,
   };
   expect(f.delivery).toMatch(/^whd_/);
 });

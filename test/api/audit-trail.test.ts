@@ -179,7 +179,18 @@ const CASES: Record<string, () => Promise<{ call: Call; resourceId?: (res: super
     const id = await succeededPayment();
     return { call: post('/v1/refunds', { payment_id: id, amount: 500 }, m.secretKey) };
   },
+  'POST /checkout-sessions/:id/expire': async () => {
+    const session = (await post('/v1/checkout-sessions', SESSION, m.secretKey)(unique('req_setup'))).body.data;
+    return { call: post(`/v1/checkout-sessions/${session.id}/expire`, {}, m.secretKey), resourceId: () => session.id };
+  },
+  'POST /payment-links': async () => ({ call: post('/v1/payment-links', { amount: 500, currency: 'USD' }, m.secretKey) }),
+  'PATCH /payment-links/:id': async () => {
+    const link = (await post('/v1/payment-links', { amount: 500, currency: 'USD' }, m.secretKey)(unique('req_setup'))).body.data;
+    return { call: patch(`/v1/payment-links/${link.id}`, { active: false }), resourceId: () => link.id };
+  },
 };
+
+const SESSION = { amount: 1500, currency: 'USD', success_url: 'https://shop.example.com/ok', cancel_url: 'https://shop.example.com/back' };
 
 function fee(methodId: string) {
   return { payment_provider_method_id: methodId, volume_fee: 2.5, fixed_fee: 25, fixed_fee_currency: 'USD' };

@@ -338,7 +338,8 @@ describe('payment methods (card vault)', () => {
     expect(stored).not.toContain('4242424242424242');
     expect(stored).not.toContain('"123"');
     expect(row.pan_encrypted).toMatch(/^v2\.k0\./);
-    expect(row.cvc_encrypted).toMatch(/^v2\.k0\./);
+    // A card saved on its own keeps no CVC: no authorization is about to use it (PCI DSS 3.3).
+    expect(row.cvc_encrypted).toBeNull();
     expect(row.card_fingerprint).toBe(stack.deps.vault.fingerprint('4242424242424242'));
 
     // The same card again has the same fingerprint.
@@ -420,6 +421,9 @@ describe('payment methods (card vault)', () => {
 
     // Only for a payment of the card's own customer, in the card's account and environment.
     const use = { paymentMethodId: pm.id, accountId: m.account.id, customerId: c.id, paymentId: 'pay_any' };
+    expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', use)).toMatchObject({ id: pm.id, cvc: null });
+    // As a card saved with a confirm holds it until that confirm's authorization.
+    await stack.db('live.payment_methods').where({ id: pm.id }).update({ cvc_encrypted: stack.deps.vault.encrypt('123') });
     const card = await loadCardForAuthorization(stack.db, stack.deps.vault, 'production', use);
     expect(card).toMatchObject({ id: pm.id, customerId: c.id, number: '4242424242424242', cvc: '123', network: 'VISA', last4: '4242', expMonth: 12 });
     expect(await loadCardForAuthorization(stack.db, stack.deps.vault, 'sandbox', use)).toBeUndefined();

@@ -38,6 +38,11 @@ async function seedPayment(accountId: string): Promise<string> {
   return id;
 }
 
+/** The client_secret Postgres drew for the payment when its row was inserted. */
+async function clientSecretOf(id: string): Promise<string> {
+  return (await stack.db(envTable('production', 'payments')).where({ id }).first('client_secret')).client_secret;
+}
+
 describe('GET /v1/payments/:id', () => {
   it('answers a secret key with exactly these bytes: the envelope, the payment in its field order, the workflow link', async () => {
     const id = await seedPayment(m.account.id);
@@ -62,6 +67,7 @@ describe('GET /v1/payments/:id', () => {
         needs_attention: false, needs_attention_reason: null,
         metadata: { order: '42', 'ключ': 'значение "quoted"' },
         created_at: '2026-03-01T10:00:00.123Z', updated_at: '2026-03-01T10:00:05.456Z',
+        client_secret: await clientSecretOf(id),
         temporal: {
           workflow_id: `payment/${id}`, namespace,
           ui_url: `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(`payment/${id}`)}`,
@@ -90,9 +96,9 @@ describe('GET /v1/payments/:id', () => {
     expect(byUser.text).toBe(byKey.text);
   });
 
-  it('shows a publishable key the checkout view only', async () => {
+  it('shows a publishable key the checkout view only, with a generic decline', async () => {
     const id = await seedPayment(m.account.id);
-    const res = await stack.http.get(`/v1/payments/${id}`).set(bearer(m.publishableKey));
+    const res = await stack.http.get(`/v1/payments/${id}?client_secret=${await clientSecretOf(id)}`).set(bearer(m.publishableKey));
     expect(res.status).toBe(200);
     expect(res.text).toBe(JSON.stringify({
       message: 'Payment retrieved',
@@ -100,7 +106,7 @@ describe('GET /v1/payments/:id', () => {
       data: {
         object: 'payment', id, amount: 12_345, currency: 'EUR', status: 'REQUIRES_ACTION',
         next_action: { type: 'redirect_to_url', redirect_to_url: { url: 'https://acs.example/3ds?x=1', return_url: 'https://shop.example/back' } },
-        last_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
+        last_error: { code: 'card_declined', decline_code: 'generic_decline' },
         card: null,
       },
     }));

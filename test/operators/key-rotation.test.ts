@@ -124,7 +124,8 @@ describe('vault key rotation', () => {
     const status = await ops(RING_2, 'vault:status', '--json');
     expect(status.code, status.err).toBe(0);
     const older = status.json().older as number;
-    expect(older).toBeGreaterThan(40);
+    // 27 saved cards' numbers (a card saved on its own keeps no CVC), the legacy CVC, the config, the secret, the reply.
+    expect(older).toBeGreaterThan(27);
 
     // Payments keep coming through the API for as long as the rotation runs (a new card each, and the saved one).
     let rotating = true;

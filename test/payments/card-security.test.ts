@@ -57,8 +57,12 @@ async function newPayment(m: Merchant, body: Record<string, unknown> = {}): Prom
   return res.body.data.id;
 }
 
-const pkConfirm = (m: Merchant, paymentId: string, body: Record<string, unknown>) =>
-  stack.http.post(`/v1/payments/${paymentId}/confirm`).set(bearer(m.publishableKey)).send(body);
+/** The payment's client_secret, as the merchant's server hands it to the checkout. */
+const secretOf = async (paymentId: string): Promise<string | undefined> =>
+  (await stack.db('live.payments').where({ id: paymentId }).first('client_secret'))?.client_secret;
+
+const pkConfirm = async (m: Merchant, paymentId: string, body: Record<string, unknown>) =>
+  stack.http.post(`/v1/payments/${paymentId}/confirm`).set(bearer(m.publishableKey)).send({ client_secret: await secretOf(paymentId), ...body });
 
 const processorCalls = async (): Promise<number> => (await sim.stats()).calls;
 /**
@@ -272,7 +276,7 @@ describe('what a publishable key reads', () => {
     const paymentId = await newPayment(f.merchant, { customer_id: buyer, metadata: { order: 'secret-order-1' } });
     const confirmed = await pkConfirm(f.merchant, paymentId, { payment_method: card(CARDS.visa) });
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
-    const read = await stack.http.get(`/v1/payments/${paymentId}`).set(bearer(f.merchant.publishableKey));
+    const read = await stack.http.get(`/v1/payments/${paymentId}?client_secret=${await secretOf(paymentId)}`).set(bearer(f.merchant.publishableKey));
     expect(read.status).toBe(200);
     for (const data of [confirmed.body.data, read.body.data]) {
       expect(Object.keys(data).sort()).toEqual(CHECKOUT_FIELDS);
@@ -285,10 +289,11 @@ describe('what a publishable key reads', () => {
     for (const hidden of [buyer, 'secret-order-1', f.merchant.account.id, 'pm_', 'ch_', 'rp_', 'payment/']) expect(text).not.toContain(hidden);
 
     const declined = await pkConfirm(f.merchant, await newPayment(f.merchant), { payment_method: card(CARDS.insufficientFunds) });
-    expect(declined.body.data).toMatchObject({ status: 'FAILED', last_error: { code: 'card_declined', decline_code: 'insufficient_funds' }, card: { network: 'VISA', last4: '9995' } });
+    expect(declined.body.data).toMatchObject({ status: 'FAILED', last_error: { code: 'card_declined', decline_code: 'generic_decline' }, card: { network: 'VISA', last4: '9995' } });
     expect(Object.keys(declined.body.data.last_error).sort()).toEqual(['code', 'decline_code']);
 
-    const fresh = await stack.http.get(`/v1/payments/${await newPayment(f.merchant)}`).set(bearer(f.merchant.publishableKey));
+    const freshId = await newPayment(f.merchant);
+    const fresh = await stack.http.get(`/v1/payments/${freshId}?client_secret=${await secretOf(freshId)}`).set(bearer(f.merchant.publishableKey));
     expect(fresh.body.data).toMatchObject({ status: 'CREATED', card: null, last_error: null, next_action: null });
   });
 

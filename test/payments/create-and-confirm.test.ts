@@ -98,7 +98,9 @@ describe('creating and confirming in one request', () => {
     expect(events.body.total, JSON.stringify(events.body)).toBe(1);
     const processing = events.body.data[0].data.object;
     const read = await getPayment(stack, f.merchant, res.body.data.id, '');
-    const changedByOutcome = ['status', 'amount_capturable', 'updated_at', 'charges', 'events', 'links', 'temporal'];
+    // (and the client_secret: on the merchant's read, never in an event)
+    const changedByOutcome = ['status', 'amount_capturable', 'updated_at', 'charges', 'events', 'links', 'temporal', 'client_secret'];
+    expect(processing).not.toHaveProperty('client_secret');
     const without = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => !changedByOutcome.includes(k)));
     expect(Object.keys(processing).length).toBeGreaterThan(15);
     expect(without(processing)).toEqual(without(read));

@@ -188,7 +188,7 @@ describe('confirming', () => {
     expect((await sim.stats()).calls).toBe(calls);
     expect(await stack.db('live.payment_methods').where({ payment_id: created.body.data.id })).toEqual([]);
     const res = await stack.http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(f.merchant.publishableKey))
-      .send({ payment_method: card(CARDS.visa), installments: 1 });
+      .send({ client_secret: created.body.data.client_secret, payment_method: card(CARDS.visa), installments: 1 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data.status).toBe('SUCCEEDED');
     // A secret key still steers.
@@ -196,11 +196,12 @@ describe('confirming', () => {
     expect(steered.body.data.charges[0].payment_provider_config_id).toBe(f.backup.id);
   });
 
-  it('lets a publishable key confirm and read, but not create', async () => {
+  it('lets a publishable key confirm and read with the payment\'s client_secret, but not create', async () => {
     const created = await createPayment(stack, f.merchant);
-    const res = await stack.http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(f.merchant.publishableKey)).send({ payment_method: card(CARDS.mastercard) });
+    const { id, client_secret: clientSecret } = created.body.data;
+    const res = await stack.http.post(`/v1/payments/${id}/confirm`).set(bearer(f.merchant.publishableKey)).send({ client_secret: clientSecret, payment_method: card(CARDS.mastercard) });
     expect(res.body.data.status).toBe('SUCCEEDED');
-    expect((await stack.http.get(`/v1/payments/${created.body.data.id}`).set(bearer(f.merchant.publishableKey))).status).toBe(200);
+    expect((await stack.http.get(`/v1/payments/${id}?client_secret=${clientSecret}`).set(bearer(f.merchant.publishableKey))).status).toBe(200);
     expect((await stack.http.post('/v1/payments').set(bearer(f.merchant.publishableKey)).send({ amount: 1, currency: 'USD' })).status).toBe(403);
   });
 });

@@ -8,6 +8,7 @@ import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { paymentWorkflowId } from '../../contracts/payments';
+import { checkoutWorkflowId } from '../../contracts/checkout';
 
 /** The sandbox's 3-D Secure test cards (docs/authentication.md). */
 const CARDS_3DS = { always: '4000002760003184', stepUp: '4000002500003155' } as const;
@@ -35,6 +36,8 @@ describe('replaying recorded workflow histories', () => {
     for (const name of ['notified', 'returned', 'failed', 'timeout', 'canceled']) expect(files).toContain(`payment-authentication-${name}.json`);
     expect(files).toEqual(expect.arrayContaining(['payment-step-up.json', 'payment-no-second-challenge.json']));
     for (const path of IN_ONE_REQUEST_PATHS) expect(files).toContain(`payment-create-and-confirm-${path}.json`);
+    // A checkout session's workflow, and a payment that tells its session it is paid.
+    expect(files).toEqual(expect.arrayContaining(['checkout-paid.json', 'checkout-expired.json', 'payment-checkout-paid.json']));
   });
 
   it('replays every one against the current workflow code', async () => {
@@ -170,10 +173,32 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
       'payment-create-and-confirm-step-up': approvedChallenge(() => requiringActionInOne(f, CARDS_3DS.stepUp)),
       'payment-create-and-confirm-no-second-challenge': approvedChallenge(() => requiringActionInOne(softAfterAuthentication, CARDS_3DS.always)),
     } satisfies Record<`payment-create-and-confirm-${string}`, () => Promise<string>>);
+    // Checkout sessions (docs/checkout.md): one paid (the payment's workflow tells its session), one expired.
+    const openSession = async () => {
+      const res = await stack.http.post('/v1/checkout-sessions').set(bearer(f.merchant.secretKey))
+        .send({ amount: 2500, currency: 'USD', success_url: 'https://shop.example.test/ok', cancel_url: 'https://shop.example.test/back' });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.data as { id: string; payment_id: string };
+    };
+    const paidSession = async () => {
+      const session = await openSession();
+      await confirm(stack, f.merchant, session.payment_id, { payment_method: card(CARDS.visa) });
+      return session;
+    };
+    Object.assign(scenarios, {
+      'checkout-paid': async () => checkoutWorkflowId((await paidSession()).id),
+      'payment-checkout-paid': async () => (await paidSession()).payment_id,
+      'checkout-expired': async () => {
+        const session = await openSession();
+        await stack.http.post(`/v1/checkout-sessions/${session.id}/expire`).set(bearer(f.merchant.secretKey)).send({});
+        return checkoutWorkflowId(session.id);
+      },
+    });
     mkdirSync(DIR, { recursive: true });
     const client = await stack.deps.temporal();
     for (const [name, run] of Object.entries(scenarios).filter(([name]) => recorded(name))) {
-      const handle = client.workflow.getHandle(paymentWorkflowId(await run()));
+      const id = await run();
+      const handle = client.workflow.getHandle(id.startsWith('checkout/') ? id : paymentWorkflowId(id));
       // FAILED and AUTHORIZED payments stay open (they may be confirmed or captured later): record the
       // history as it stands once the last command's work has settled.
       await new Promise((r) => setTimeout(r, 1500));

@@ -68,8 +68,11 @@ describe('secrets hygiene', () => {
     for (const number of [CARDS.visa, CARDS.amex, CARDS.declined]) {
       const created = await http.post('/v1/payments').set(bearer(m.secretKey)).send({ amount: 2000, currency: 'USD' });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const confirmed = await http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(m.publishableKey)).send({ payment_method: card(number) });
+      const { id, client_secret: clientSecret } = created.body.data;
+      secrets[`client secret of ${id}`] = clientSecret;
+      const confirmed = await http.post(`/v1/payments/${id}/confirm`).set(bearer(m.publishableKey)).send({ client_secret: clientSecret, payment_method: card(number) });
       expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+      expect((await http.get(`/v1/payments/${id}?client_secret=${clientSecret}`).set(bearer(m.publishableKey))).status).toBe(200);
       if (confirmed.body.data.status === 'SUCCEEDED') paid.push(created.body.data.id);
     }
     expect(paid).toHaveLength(2);

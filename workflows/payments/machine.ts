@@ -1,7 +1,8 @@
-import { allHandlersFinished, condition } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition } from '@temporalio/workflow';
 import type { ProviderEventSignal } from '../../contracts/temporal';
 import {
-  FINAL_PAYMENT_STATUSES, type AuthenticationReturnInput, type CancelInput, type CaptureInput, type CommandResult, type ConfirmInput,
+  FINAL_PAYMENT_STATUSES, MAX_FAILED_CONFIRMATIONS, PAYMENT_FAILURES, TOO_MANY_ATTEMPTS,
+  type AuthenticationReturnInput, type CancelInput, type CaptureInput, type CommandResult, type ConfirmInput,
   type CreateInput, type FirstAttemptArgs, type PaymentInput, type PaymentState, type PaymentStatus, type PlanResult, type SealedCommand,
 } from '../../contracts/payments';
 import { invalidState, PaymentCore } from './core';
@@ -9,6 +10,7 @@ import { cancel, capture, pendingOperation, refuseCapture, refuseCommand, settle
 import { attempts, localRecords } from './proxies';
 import { Expiries, lateNotice, listenForLateAuthorizations, reverseLate, watchForCaptureFailure } from './timers';
 import { walk, type AttemptWithRow } from './walk';
+import { tellCheckoutSession } from './checkout';
 
 /** How long a capture waits for a run holding the lock to end (captureWaitsItsTurn) before it is refused. */
 const CAPTURE_WAIT = '10 seconds';
@@ -42,6 +44,13 @@ export class PaymentMachine {
   private recording: Promise<PlanResult | undefined> | undefined;
   /** That first attempt, for the walk of the create's confirm (and no later one). */
   private withRow: AttemptWithRow | undefined;
+  /** The checkout session told its payment is paid (checkout.ts): awaited before the workflow ends. */
+  private sessionTold: Promise<void> | undefined;
+  /**
+   * Confirmations whose walk ended FAILED, as the row counts them (`failed_confirmations`): at
+   * MAX_FAILED_CONFIRMATIONS the validator refuses more. Counted from the history, so a replay counts the same.
+   */
+  private failedConfirmations = 0;
 
   constructor(input: PaymentInput) {
     this.core = new PaymentCore(input);
@@ -75,6 +84,12 @@ export class PaymentMachine {
   validateConfirm(): void {
     if (!this.created()) throw invalidState(this.core.status, 'The payment is still being created.');
     refuseCommand(this.core, 'confirm', 'confirmed');
+    if (this.failedConfirmations >= MAX_FAILED_CONFIRMATIONS) {
+      throw ApplicationFailure.create({
+        type: PAYMENT_FAILURES.tooManyAttempts, nonRetryable: true, details: [{ status: this.core.status }],
+        message: `The payment has failed ${this.failedConfirmations} confirmations and takes no more.`,
+      });
+    }
   }
 
   /** Answers when the walk ends, or as soon as the payment waits for the customer; the API stops waiting after 10 s. */
@@ -138,6 +153,7 @@ export class PaymentMachine {
       if (!await this.act(this.due()!)) break;
     }
     if (!allHandlersFinished()) await condition(allHandlersFinished);
+    await this.sessionTold;
     return this.core.view();
   }
 
@@ -254,7 +270,15 @@ export class PaymentMachine {
     core.lock.handOver('walk');
     core.phase = { kind: 'walking' };
     const outcome = await walk(core, args, { ...(plan ? { plan } : {}), ...(withRow ? { withRow } : {}), before });
+    if (core.status === 'FAILED') this.countFailedConfirmation();
+    this.sessionTold ??= tellCheckoutSession(core);
     return { status: core.status, outcome };
+  }
+
+  /** One more walk ended FAILED; the one that reaches the cap says so, as its row does (db/payment-rows.ts). */
+  private countFailedConfirmation(): void {
+    this.failedConfirmations += 1;
+    if (this.failedConfirmations >= MAX_FAILED_CONFIRMATIONS) this.core.facts.lastError = { code: TOO_MANY_ATTEMPTS };
   }
 
   /** A confirm answers when its walk ends, or as soon as the payment waits for the customer (the walk goes on, under the lock). */
