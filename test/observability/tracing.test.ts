@@ -137,6 +137,30 @@ describe('traces', () => {
     expect(everything).not.toMatch(/Bearer /);
   });
 
+  it('records no card data and no client_secret in any span of the hosted page or the card fields', async () => {
+    const cvc = '987';
+    const form = { number: '4242 4242 4242 4242', expiry: '12 / 34', cvc, name: 'Ada Lovelace' };
+    const opened = await stack.http.post('/v1/checkout-sessions').set(bearer(f.merchant.secretKey))
+      .send({ amount: 2000, currency: 'USD', success_url: 'https://shop.example.test/ok', cancel_url: 'https://shop.example.test/back' });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const session = opened.body.data;
+    // The hosted page's form, as a browser without JavaScript posts it.
+    const posted = await stack.http.post(`/checkout/${session.id}`).type('form').send(form);
+    expect(posted.status, posted.text).toBe(303);
+    // The card fields' confirm: a publishable key and the payment's client_secret.
+    const created = await createPayment(stack, f.merchant, { amount: 1500 });
+    const secret = created.body.data.client_secret as string;
+    const confirmed = await stack.http.post(`/v1/payments/${created.body.data.id}/confirm`).set(bearer(f.merchant.publishableKey))
+      .send({ client_secret: secret, payment_method: { type: 'CARD', card: { number: CARDS.visa, exp_month: 12, exp_year: 2034, cvc } } });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    // The page's request is traced like any other (so this scan reads what it recorded).
+    await eventually(async () => expect(exporter.getFinishedSpans().map((s) => s.name)).toContain('POST /checkout/:id'));
+    const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events })));
+    for (const value of [CARDS.visa, form.number, `cvc=${cvc}`, `"${cvc}"`, secret, session.client_secret, f.merchant.publishableKey]) {
+      expect(everything).not.toContain(value);
+    }
+  });
+
   it('mints the same charge and plan ids when a new worker replays a traced payment: it captures the charge it authorized', async () => {
     // Created, then confirmed: the confirm update's first validation is traced, its replay is not.
     const created = await createPayment(stack, f.merchant, { amount: 1250, auto_capture: false });
