@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import coBody from 'co-body';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { confirmWithCard } from '../routes/payment-confirm';
 import type { ApiDeps } from '../deps';
 import { ApiError } from '../errors';
@@ -15,6 +16,13 @@ import {
 const PATH = /^\/checkout\/([^/]+)$/;
 const FORM_LIMIT = '16kb';
 
+/**
+ * Requests one source IP may make to hosted pages per minute, in memory per API instance as the other
+ * unauthenticated routes' budgets are: enough for a page refreshing every 2 s while a payment processes
+ * and a few tries, not for walking guessed session ids or flooding Postgres.
+ */
+export const CHECKOUT_PAGE_REQUESTS_PER_IP_PER_MINUTE = 120;
+
 const NOT_FOUND = () => plainPage('Checkout not found', 'This payment page does not exist. Check the link, or return to the shop and start again.');
 
 /**
@@ -25,16 +33,29 @@ const NOT_FOUND = () => plainPage('Checkout not found', 'This payment page does 
  * limits), and the answer is a redirect (Post/Redirect/Get) — to the merchant's success_url once paid,
  * else back to this page, which then shows the bank's step, the decline, or the end.
  */
-export function hostedCheckoutPage(deps: ApiDeps): Koa.Middleware {
+export function hostedCheckoutPage(deps: ApiDeps, perIpPerMinute = CHECKOUT_PAGE_REQUESTS_PER_IP_PER_MINUTE): Koa.Middleware {
+  const perIp = perIpPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'checkout_page_ip', points: perIpPerMinute, duration: 60 }) : undefined;
   // Every other request passes straight through, without a promise of this middleware's own.
   return (ctx, next) => {
     const match = PATH.exec(ctx.path);
     if (!match) return next();
     ctx.state.routeTemplate = '/checkout/:id';
-    if (ctx.method === 'GET' || ctx.method === 'HEAD') return answer(ctx, () => show(ctx, match[1]));
-    if (ctx.method === 'POST') return answer(ctx, () => pay(ctx, match[1]));
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') return answer(ctx, () => admitted(ctx, () => show(ctx, match[1])));
+    if (ctx.method === 'POST') return answer(ctx, () => admitted(ctx, () => pay(ctx, match[1])));
     throw new ApiError('method_not_allowed', undefined, {}, { Allow: 'GET, HEAD, POST' });
   };
+
+  /** Runs `handler` when the source IP has budget left; a 429 page saying when to try again otherwise. */
+  async function admitted(ctx: Koa.Context, handler: () => Promise<void>): Promise<void> {
+    try {
+      await perIp?.consume(ctx.ip);
+    } catch (rejected) {
+      if (!(rejected instanceof RateLimiterRes)) throw rejected;
+      ctx.set('Retry-After', String(Math.max(1, Math.ceil(rejected.msBeforeNext / 1000))));
+      return sendPage(ctx, 429, plainPage('Too many requests', 'Please wait a moment, then reload this page.'));
+    }
+    return handler();
+  }
 
   async function show(ctx: Koa.Context, id: string): Promise<void> {
     const checkout = await openCheckout(deps, decoded(id));

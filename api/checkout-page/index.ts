@@ -8,8 +8,8 @@ import { hostedCheckoutPage } from './hosted-page';
  * (`/checkout/{id}`), its stylesheet and script (`/checkout/assets/…`), and the card fields a merchant's
  * own page embeds (`/js/v1/switchboard.js` and its frame). No credentials: before the JSON body parser.
  */
-export function checkoutPages(deps: ApiDeps): Koa.Middleware {
-  const page = hostedCheckoutPage(deps);
+export function checkoutPages(deps: ApiDeps, pageRequestsPerIpPerMinute?: number): Koa.Middleware {
+  const page = hostedCheckoutPage(deps, pageRequestsPerIpPerMinute);
   return (ctx, next) => {
     if (isAsset(ctx.path)) {
       serveAsset(ctx);

@@ -165,7 +165,7 @@ export interface PaymentEvent { id: string; event: string; created_at: string; a
 
 export interface Payment {
   id: string; status: string; amount: number; currency: string; auto_capture: boolean; installments: number;
-  customer_id: string | null; payment_method_id: string | null; amount_received: number; amount_refunded: number; amount_capturable: number;
+  customer_id: string | null; checkout_session_id: string | null; payment_method_id: string | null; amount_received: number; amount_refunded: number; amount_capturable: number;
   cancellation_reason: string | null; last_error: { code?: string; decline_code?: string; message?: string } | null;
   next_action?: { type: 'redirect_to_url'; redirect_to_url: { url: string; return_url: string | null }; since: string } | null;
   pending_operation?: { type: 'capture' | 'void'; charge_id: string; amount: number | null; requested_at: string } | null;

@@ -143,6 +143,10 @@ describe.skipIf(!existsSync(CHROMIUM))('checkout sessions and payment links in t
     await page.getByTestId('charges-table').or(page.getByText('No charges yet')).waitFor();
     expect(page.url()).toBe(`${stack.baseUrl}/dashboard/payments/${open.payment_id}`);
     expect(await page.locator('.detail-amount').textContent()).toContain('$18.00');
+    // …and back from the payment to its session.
+    await page.getByRole('link', { name: open.id }).click();
+    await page.getByTestId('session-urls').waitFor();
+    expect(page.url()).toBe(`${stack.baseUrl}/dashboard/checkout/sessions/${open.id}`);
   });
 
   it('expires an open session from its button: the session is EXPIRED and its payment canceled', async () => {

@@ -61,6 +61,7 @@ export function PaymentDetail({ api, id, onUnauthorized }: { api: Client; id: st
         <Fact label="Installments">{p.installments}</Fact>
         <Fact label="Customer">{p.customer ? (p.customer.name ?? p.customer.email ?? p.customer.id) : <span class="muted">—</span>}</Fact>
         <Fact label="Payment method"><Id value={p.payment_method_id} /></Fact>
+        {p.checkout_session_id ? <Fact label="Checkout session"><Link to={`/checkout/sessions/${p.checkout_session_id}`}>{p.checkout_session_id}</Link></Fact> : null}
         <Fact label="Updated"><Time value={p.updated_at} /></Fact>
         {p.cancellation_reason ? <Fact label="Canceled because">{humanize(p.cancellation_reason)}</Fact> : null}
         {p.temporal ? <Fact label="Workflow"><code>{p.temporal.workflow_id}</code></Fact> : null}
