@@ -5,14 +5,15 @@
  * the scheme rule allows. Pure: the API validates with it, the 3-D Secure return checks it again.
  */
 
+import { DNS_LABEL } from './dns-names';
+
 /** The account setting's key in `core.account_settings` (its value: the hosts as a JSON array). */
 export const RETURN_URL_HOSTS = 'return_url_hosts';
 
 export const MAX_RETURN_URL_HOSTS = 50;
 
-const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 /** A host entry's shape, as the request schema declares it: lower-case labels, at least two, an optional `*.` first. */
-export const HOST_ENTRY_PATTERN = `^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})+$`;
+export const HOST_ENTRY_PATTERN = `^(?:\\*\\.)?${DNS_LABEL}(?:\\.${DNS_LABEL})+$`;
 const HOST = new RegExp(HOST_ENTRY_PATTERN);
 
 /** Why a host entry cannot be stored, or undefined when it can (lower-case name, at least two labels, no scheme, port or path). */

@@ -66,6 +66,12 @@ export const OnlyWhen = (field: string, other: string, value: string) => ({
   else: { 'x-error': `is only allowed with ${other} ${value}`, not: { properties: { [field]: {} }, required: [field] } },
 });
 
+/** `field` is required whenever `other` is given. */
+export const RequiredWith = (field: string, other: string) => ({
+  if: { required: [other] },
+  then: { 'x-error': `is required with ${other}`, properties: { [field]: {} }, required: [field] },
+});
+
 // ---------------------------------------------------------------------------------------------------
 // Rules every request schema carries (applied by `requestSchema`, which validation compiles and the
 // OpenAPI document shows, so the two can never disagree).

@@ -9,7 +9,7 @@ import { reserveResourceId } from '../middleware/idempotency';
 import { listStart, paginationError } from '../pagination';
 import { defineRoute, workflowContext } from '../route';
 import { CheckoutSessionSchema, serializeCheckoutSession } from '../../resources/checkout-sessions';
-import { Amount, Currency, ExactlyOne, Id, Metadata, Obj, Pagination } from '../../resources/schemas';
+import { Amount, Currency, ExactlyOne, Id, Metadata, Obj, Pagination, RequiredWith } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
 import { checkRedirectUrl, LineItemsBody, openCheckoutSession, RedirectUrl, sessionAmount } from './checkout-open';
 
@@ -31,7 +31,7 @@ const CreateBody = Obj({
     description: 'seconds until the session expires and its payment is canceled (abandoned)',
   })),
   metadata: Type.Optional(Metadata),
-}, { allOf: [ExactlyOne('amount', 'line_items')] });
+}, { allOf: [ExactlyOne('amount', 'line_items'), RequiredWith('currency', 'amount')] });
 
 /** The body's fields that go together: a card is saved only to a customer. */
 function checkCreateBody(body: Static<typeof CreateBody>): void {

@@ -5,7 +5,7 @@ import { reserveResourceId } from '../middleware/idempotency';
 import { listStart, paginationError } from '../pagination';
 import { defineRoute } from '../route';
 import { PaymentLinkSchema, serializePaymentLink } from '../../resources/payment-links';
-import { Amount, Currency, ExactlyOne, Id, Metadata, Obj, Pagination } from '../../resources/schemas';
+import { Amount, Currency, ExactlyOne, Id, Metadata, Obj, Pagination, RequiredWith } from '../../resources/schemas';
 import { findVisible } from './environment-lookup';
 import { checkRedirectUrl, LineItemsBody, RedirectUrl, sessionAmount } from './checkout-open';
 
@@ -28,7 +28,7 @@ export const paymentLinkRoutes = [
       line_items: Type.Optional(LineItemsBody),
       success_url: Type.Optional(RedirectUrl('where each session\'s customer is sent once paid, with session_id=<id> appended (none: the hosted page thanks them)')),
       metadata: Type.Optional(Metadata),
-    }, { allOf: [ExactlyOne('amount', 'line_items')] }),
+    }, { allOf: [ExactlyOne('amount', 'line_items'), RequiredWith('currency', 'amount')] }),
     response: PaymentLinkSchema,
     async handler({ body, access, deps, ctx }) {
       const scope = await access.forAccount();

@@ -5,6 +5,7 @@
 // provider's requests decides which charges "succeed".
 
 import type { SchemaFieldError } from './credentials';
+import { isDnsLabel } from '../dns-names';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -53,13 +54,12 @@ export interface ExtraApiHost {
   port?: number;
 }
 
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** `pattern` is a host, or `*` then a suffix: one DNS label, then the suffix (`*-checkout-live.adyenpayments.com`). */
 export function hostMatches(pattern: string, host: string): boolean {
   if (!pattern.startsWith('*')) return pattern === host;
   const suffix = pattern.slice(1);
-  return host.endsWith(suffix) && LABEL.test(host.slice(0, -suffix.length));
+  return host.endsWith(suffix) && isDnsLabel(host.slice(0, -suffix.length));
 }
 
 /**
