@@ -45,6 +45,7 @@ export const ERRORS = {
   key_not_managed: { status: 422, message: 'Only managed keys can be regenerated.' },
   last_owner: { status: 422, message: 'The last owner of an account cannot be removed.' },
   unknown_provider_adapter: { status: 422, message: 'No adapter exists for that provider identifier.' },
+  amount_too_large: { status: 422, message: 'The line items add up to more than one payment may be.' },
   invalid_pagination: { status: 422, message: 'These pagination parameters do not name a place in this list.' },
   webhook_endpoint_limit_reached: { status: 422, message: 'The account has as many webhook endpoints as it may have.' },
   api_key_limit_reached: { status: 422, message: 'The account has as many API keys as it may have.' },

@@ -46,7 +46,8 @@ export function sessionAmount(body: SessionAmountFields, accountCurrency: string
   const lineItems = body.line_items!.map(({ name, quantity, unit_amount }) => ({ name, quantity, unit_amount }));
   const amount = lineItems.reduce((sum, item) => sum + item.quantity * item.unit_amount, 0);
   if (amount > Amount.maximum!) {
-    throw ApiError.validation([{ path: 'body/line_items', message: `add up to ${amount}, more than the ${Amount.maximum} one payment may be` }]);
+    // Each line is valid; only their sum is not, which no schema can say: 422, not 400.
+    throw new ApiError('amount_too_large', `The line items add up to ${amount}, more than the ${Amount.maximum} one payment may be.`, { amount, maximum: Amount.maximum, fields: ['body/line_items'] });
   }
   const currency = body.currency ?? accountCurrency;
   if (!currency) throw ApiError.validation([{ path: 'body/currency', message: 'is required: the account has no default currency' }]);

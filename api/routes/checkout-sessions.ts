@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { findAccountCustomer } from '../../db/customers';
 import { findCheckoutSession, listCheckoutSessions, readCheckoutSession, type AnsweredCheckoutSession } from '../../db/checkout-sessions';
 import { newUnguessableId } from '../../lib/ids';
@@ -31,14 +31,16 @@ const CreateBody = Obj({
     description: 'seconds until the session expires and its payment is canceled (abandoned)',
   })),
   metadata: Type.Optional(Metadata),
-}, { allOf: [ExactlyOne('amount', 'line_items'), RequiredWith('currency', 'amount')] });
-
-/** The body's fields that go together: a card is saved only to a customer. */
-function checkCreateBody(body: Static<typeof CreateBody>): void {
-  if (body.save_payment_method && !body.customer_id) {
-    throw ApiError.validation([{ path: 'body/save_payment_method', message: 'needs customer_id: a card is saved to a customer' }]);
-  }
-}
+}, {
+  allOf: [
+    ExactlyOne('amount', 'line_items'), RequiredWith('currency', 'amount'),
+    // A card is saved only to a customer.
+    {
+      if: { not: { required: ['customer_id'] } },
+      then: { properties: { save_payment_method: { 'x-error': 'needs customer_id: a card is saved to a customer', not: { const: true } } } },
+    },
+  ],
+});
 
 export const checkoutSessionRoutes = [
   defineRoute({
@@ -47,13 +49,12 @@ export const checkoutSessionRoutes = [
     tag: TAG,
     summary: 'Open a checkout session: its payment and a hosted page (url) to send the customer to; it expires after expires_in',
     permission: 'checkout:write',
-    errors: ['temporal_unavailable'],
+    errors: ['amount_too_large', 'temporal_unavailable'],
     status: 201,
     message: 'Checkout session created',
     body: CreateBody,
     response: CheckoutSessionSchema,
     async handler({ body, access, deps, ctx, principal }) {
-      checkCreateBody(body);
       const scope = await access.forAccount();
       const env = scope.environment;
       const { amount, currency, lineItems } = sessionAmount(body, scope.account.currency);

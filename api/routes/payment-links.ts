@@ -22,6 +22,7 @@ export const paymentLinkRoutes = [
     permission: 'checkout:write',
     status: 201,
     message: 'Payment link created',
+    errors: ['amount_too_large'],
     body: Obj({
       amount: Type.Optional(Amount),
       currency: Type.Optional(Currency),
