@@ -23,7 +23,7 @@ export interface ApiDeps {
   temporal(): Promise<Client>;
   /**
    * The decline budgets of client-side confirmations, shared through Postgres by every API process
-   * (createDeclineLimits); deps made without them get theirs on first use (declineLimitsOf).
+   * (createDeclineLimits).
    */
-  declineLimits?: DeclineLimits;
+  declineLimits: DeclineLimits;
 }

@@ -99,17 +99,3 @@ export function createDeclineLimits(db: Knex, limits: Config['checkoutDeclineLim
     },
   };
 }
-
-/** Limits made on first use for deps that came without (made once per deps, as createApiDeps would). */
-const made = new WeakMap<object, DeclineLimits>();
-
-/** The API's decline limits: `deps.declineLimits`, or ones made from its database and configuration once. */
-export function declineLimitsOf(deps: { db: Knex; config: Config; declineLimits?: DeclineLimits }): DeclineLimits {
-  if (deps.declineLimits) return deps.declineLimits;
-  let limits = made.get(deps);
-  if (!limits) {
-    limits = createDeclineLimits(deps.db, deps.config.checkoutDeclineLimits);
-    made.set(deps, limits);
-  }
-  return limits;
-}

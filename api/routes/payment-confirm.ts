@@ -11,7 +11,7 @@ import type { RequestContext } from '../../contracts/temporal';
 import type { Principal } from '../auth/authenticate';
 import type { ApiDeps } from '../deps';
 import { ApiError, withArticle } from '../errors';
-import { declineLimitsOf, type HeldDeclines } from '../middleware/decline-limits';
+import type { HeldDeclines } from '../middleware/decline-limits';
 import { commandOptions } from '../middleware/idempotency';
 import { workflowContext } from '../route';
 import { Id, Obj } from '../../resources/schemas';
@@ -170,7 +170,7 @@ export async function confirmWithCard(deps: ApiDeps, request: ConfirmRequest): P
     const card = await cardForConfirm(deps, env, {
       paymentId: payment.id, accountId: payment.account_id, customerId: payment.customer_id ?? null,
     }, body, caller.kind === 'server' ? undefined : async (fingerprint) => {
-      held = await declineLimitsOf(deps).hold({
+      held = await deps.declineLimits.hold({
         accountId: payment.account_id, fingerprint, ip: ctx.ip, ...(caller.kind === 'publishable' ? { publishableKeyId: caller.keyId } : {}),
       });
     });
