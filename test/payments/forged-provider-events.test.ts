@@ -107,7 +107,7 @@ beforeEach(() => {
 
 beforeAll(async () => {
   adyen = await startAdyenDouble();
-  stack = await startStack({ PROVIDER_TIMEOUT_MS: '1000' });
+  stack = await startStack({ PROVIDER_TIMEOUT_MS: '5000' });
   worker = await startWorker(stack);
   const adyenProvider = await registerConnector(stack, 'adyen', adyen.url);
   merchant = await sandboxMerchant(stack);
