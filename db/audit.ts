@@ -3,7 +3,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { coreTable } from './environments';
-import { keysetPage, type Cursor, type KeysetPage, type ListStart } from './page';
+import { accountListPage, type KeysetPage, type ListStart } from './page';
 
 /**
  * The audit trail's store: `core.audit_events` (migration 016), one hash chain per account. Rows are only
@@ -107,12 +107,7 @@ export async function listAuditEvents(
     if (filter.to) void q.where('created_at', '<', filter.to);
     return q;
   };
-  if ('page' in start) return keysetPage(db, base, { page: start.page, limit });
-  const cursorRow = () => auditEvents(db).where({ id: 'startingAfter' in start ? start.startingAfter : start.endingBefore, account_id: accountId });
-  const cursor: Cursor = cursorRow().select('created_at', 'id');
-  const page = await keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
-  if (!page.rows.length && !(await cursorRow().first('id'))) return undefined;
-  return page;
+  return accountListPage(db, () => auditEvents(db), accountId, base, start, limit);
 }
 
 /** One chain as verified: how many rows it has, its head, and its first broken row if any. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { CheckoutPaymentStatus, CheckoutSessionInput, CheckoutSessionStatus, LineItem } from '../contracts/checkout';
 import { envTable, type Environment } from './environments';
-import { keysetPage, type Cursor, type KeysetPage, type ListStart } from './page';
+import { accountListPage, type KeysetPage, type ListStart } from './page';
 
 /**
  * The checkout sessions store: each environment's `checkout_sessions` table. A session's row is written
@@ -99,15 +99,8 @@ export async function listCheckoutSessions(
     if (filter.status) void q.where({ status: filter.status });
     return q;
   };
-  let page: KeysetPage<CheckoutSessionRow>;
-  if ('page' in start) {
-    page = await keysetPage(db, base, { page: start.page, limit });
-  } else {
-    const cursorRow = () => sessions(db, env).where({ id: 'startingAfter' in start ? start.startingAfter : start.endingBefore, account_id: accountId });
-    const cursor: Cursor = cursorRow().select('created_at', 'id');
-    page = await keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
-    if (!page.rows.length && !(await cursorRow().first('id'))) return undefined;
-  }
+  const page = await accountListPage(db, () => sessions(db, env), accountId, base, start, limit);
+  if (!page) return undefined;
   const secrets = page.rows.length
     ? new Map((await db(envTable(env, 'payments')).whereIn('id', page.rows.map((r) => r.payment_id)).select<{ id: string; client_secret: string | null }[]>('id', 'client_secret'))
       .map((p) => [p.id, p.client_secret]))

@@ -68,3 +68,19 @@ export async function keysetPage<T extends object>(
 
 /** Where a keyset list starts: after or before one of its rows, or at a page number. */
 export type ListStart = { startingAfter: string } | { endingBefore: string } | { page: number };
+
+/**
+ * One page of an account's keyset list (`base`: its rows, filtered), from wherever `start` says. A
+ * cursor is looked up among the account's rows of `table` (all of them, filters aside, as Stripe's are):
+ * undefined when it is not one of them, so the caller answers 422 rather than an empty page.
+ */
+export async function accountListPage<T extends object>(
+  db: Knex, table: () => Knex.QueryBuilder, accountId: string, base: () => Knex.QueryBuilder<T, T[]>, start: ListStart, limit: number,
+): Promise<KeysetPage<T> | undefined> {
+  if ('page' in start) return keysetPage(db, base, { page: start.page, limit });
+  const cursorRow = () => table().where({ id: 'startingAfter' in start ? start.startingAfter : start.endingBefore, account_id: accountId });
+  const cursor: Cursor = cursorRow().select('created_at', 'id');
+  const page = await keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
+  if (!page.rows.length && !(await cursorRow().first('id'))) return undefined;
+  return page;
+}

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { LineItem } from '../contracts/checkout';
 import { envTable, type Environment } from './environments';
-import { keysetPage, type Cursor, type KeysetPage, type ListStart } from './page';
+import { accountListPage, type KeysetPage, type ListStart } from './page';
 
 /**
  * The payment links store: each environment's `payment_links` table. A link is a reusable URL; each visit
@@ -56,10 +56,5 @@ export async function listPaymentLinks(
     if (filter.active !== undefined) void q.where({ active: filter.active });
     return q;
   };
-  if ('page' in start) return keysetPage(db, base, { page: start.page, limit });
-  const cursorRow = () => links(db, env).where({ id: 'startingAfter' in start ? start.startingAfter : start.endingBefore, account_id: accountId });
-  const cursor: Cursor = cursorRow().select('created_at', 'id');
-  const page = await keysetPage(db, base, 'startingAfter' in start ? { startingAfter: cursor, limit } : { endingBefore: cursor, limit });
-  if (!page.rows.length && !(await cursorRow().first('id'))) return undefined;
-  return page;
+  return accountListPage(db, () => links(db, env), accountId, base, start, limit);
 }

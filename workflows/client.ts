@@ -130,11 +130,8 @@ export async function connectClient(config: Config, address: string): Promise<Cl
   }
 }
 
-/** The operator's link to a workflow's page in the Temporal UI. */
-export function temporalUiLink(config: { temporal: { uiUrl: string; namespace: string } }, workflowId: string): string {
-  const { uiUrl, namespace } = config.temporal;
-  return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
-}
+// Re-exported: the command clients and the ops CLI take it from here, resources from lib/.
+export { temporalUiLink } from '../lib/temporal-ui';
 
 /** The errors and their causes, outermost first (Temporal wraps: update/workflow failure → activity failure → application failure). */
 function* causes(err: unknown): Generator<unknown> {
