@@ -4,6 +4,7 @@ import { webhookActivities } from './webhooks';
 import { paymentActivities } from './payments';
 import { refundActivities } from './refunds';
 import { checkoutActivities } from './checkout';
+import { billingActivities } from './billing';
 import { stuckPaymentActivities } from './stuck-payments';
 import { vaultActivities } from './vault';
 import { Vault } from '../lib/vault';
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...paymentActivities({ ...deps, vault }),
     ...refundActivities({ ...deps, vault }),
     ...checkoutActivities({ ...deps, vault }),
+    ...billingActivities({ ...deps, vault }),
     ...stuckPaymentActivities(deps),
     ...vaultActivities({ ...deps, vault }),
   };

@@ -31,6 +31,8 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction>> = {
   'POST /accounts': { action: 'account.created', resource: 'account', id: 'data.id', query: ['sandbox_mode', 'prod_account_id'] },
   // Where customers may be sent back to after 3-D Secure: an open redirect if loosened.
   'PUT /accounts/:id/settings/return_url_hosts': { action: 'account.return_url_hosts_updated', resource: 'account', id: 'params.id' },
+  // Whether and when customers are charged again after a failed renewal.
+  'PUT /accounts/:id/settings/billing': { action: 'account.billing_settings_updated', resource: 'account', id: 'params.id' },
 
   'POST /api-keys': { action: 'api_key.created', resource: 'api_key', id: 'data.id' },
   'DELETE /api-keys/:id': { action: 'api_key.deleted', resource: 'api_key', id: 'params.id' },
@@ -76,6 +78,17 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction>> = {
   'POST /checkout-sessions/:id/expire': { action: 'checkout_session.expired', resource: 'checkout_session', id: 'params.id' },
   'POST /payment-links': { action: 'payment_link.created', resource: 'payment_link', id: 'data.id' },
   'PATCH /payment-links/:id': { action: 'payment_link.updated', resource: 'payment_link', id: 'params.id' },
+
+  // Billing: the catalogue, and the operator's hand on a subscription or an invoice after it was made
+  // (what is charged, when, and what is written off), as capture, cancel and refund are for payments.
+  'POST /products': { action: 'product.created', resource: 'product', id: 'data.id' },
+  'PATCH /products/:id': { action: 'product.updated', resource: 'product', id: 'params.id' },
+  'POST /prices': { action: 'price.created', resource: 'price', id: 'data.id' },
+  'PATCH /prices/:id': { action: 'price.updated', resource: 'price', id: 'params.id' },
+  'PATCH /subscriptions/:id': { action: 'subscription.updated', resource: 'subscription', id: 'params.id' },
+  'POST /subscriptions/:id/cancel': { action: 'subscription.canceled', resource: 'subscription', id: 'params.id' },
+  'POST /invoices/:id/void': { action: 'invoice.voided', resource: 'invoice', id: 'params.id' },
+  'POST /invoices/:id/mark-uncollectible': { action: 'invoice.marked_uncollectible', resource: 'invoice', id: 'params.id' },
 };
 
 /**
@@ -107,6 +120,15 @@ export const AUDIT_EXEMPT: ReadonlySet<string> = new Set([
   // each resend is in the delivery's attempts.
   'POST /webhook-endpoints/:id/recover',
   'POST /webhook-deliveries/:id/replay',
+  // A subscription's start is its customer's sign-up, as POST /payments is a payment's: on its event
+  // timeline (subscription.created), at checkout volume.
+  'POST /subscriptions',
+  // Paying an invoice now retries a charge already owed: each try is in the invoice's attempts and events.
+  'POST /invoices/:id/pay',
+  // Test clocks exist only in sandboxes and move no real money; what an advance does is on the
+  // subscriptions' event timelines.
+  'POST /test-clocks',
+  'POST /test-clocks/:id/advance',
 ]);
 
 /** The key of a route in AUDIT_ACTIONS and AUDIT_EXEMPT. */

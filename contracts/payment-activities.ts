@@ -5,7 +5,7 @@
 import { PERMANENT_DATA_ERROR, type DataErrorFacts } from '../lib/data-errors';
 import type { DeclineRow } from '../lib/payments/cascade';
 import type { Environment, ProviderEventSignal, RequestContext } from './temporal';
-import type { AttemptOutcome, ConfirmInput, PaymentInput, PaymentStatus, PendingOperation } from './payment-rules';
+import type { AttemptOutcome, ConfirmInput, PaymentInput, PaymentStatus, PendingOperation, RecurringUse } from './payment-rules';
 
 // ---------------------------------------------------------------------------------------------------
 // The activities the workflow calls (activities/payments builds them, `satisfies PaymentActivities`)
@@ -78,6 +78,11 @@ export interface AttemptArgs extends PaymentRef {
    * an earlier charge of this payment whose successful authentication is passed on (no second challenge).
    */
   threeDSecure?: { requested?: boolean; authenticatedBy?: string };
+  /**
+   * The payment's stored-credential use (its start's `recurring`): the attempt sends the processor the
+   * flags, and for a merchant-initiated one the card's network transaction id. Absent: a plain payment.
+   */
+  recurring?: RecurringUse;
   context: RequestContext;
 }
 

@@ -112,6 +112,14 @@ export interface PaymentInput {
    */
   guestCustomer?: GuestCustomerInput;
   checkoutSessionId?: string;
+  /** The invoice this payment pays, and its subscription (whose workflow the payment tells its outcome). */
+  invoice?: InvoiceOfPayment;
+  /**
+   * The card is charged as a stored credential (docs/billing.md#stored-credentials): `customer` for the
+   * first payment of a subscription (the customer present, 3-D Secure possible), `merchant` for a renewal
+   * made off-session, which carries the network transaction id of an earlier approval of the card.
+   */
+  recurring?: RecurringUse;
   metadata: Record<string, string>;
   routing: RoutingHintsInput;
   /** Durations in milliseconds (AUTH_EXPIRY, PAYMENT_EXPIRY). */
@@ -126,6 +134,11 @@ export interface PaymentInput {
   seal?: string;
   context: RequestContext;
 }
+
+export interface InvoiceOfPayment { invoiceId: string; subscriptionId: string }
+
+/** How a stored card is used: who starts the transaction, under which agreement (only subscriptions today). */
+export interface RecurringUse { model: 'subscription'; initiator: 'customer' | 'merchant' }
 
 export interface GuestCustomerInput { id: string; name?: string; email?: string; phone?: string; country?: string }
 
@@ -202,7 +215,7 @@ export const UNSEALED_COMMAND = 'unsealed_command';
 export type StartFacts = Pick<PaymentInput,
   | 'paymentId' | 'accountId' | 'workspaceId' | 'environment' | 'customerId' | 'amount' | 'currency' | 'autoCapture' | 'secureMode'
   | 'installments' | 'routing' | 'metadata' | 'checkoutSessionId' | 'authExpiryMs' | 'paymentExpiryMs' | 'authenticationTimeoutMs'
-  | 'guestCustomer'>;
+  | 'guestCustomer' | 'invoice' | 'recurring'>;
 
 /**
  * A confirm and a capture each carry a one-time `commandId` (the API's, random), inside what is sealed:
@@ -227,6 +240,7 @@ export function startCommand(input: StartFacts): PaymentCommand {
     secureMode: input.secureMode, installments: input.installments, routing: input.routing, metadata: input.metadata,
     checkoutSessionId: input.checkoutSessionId, authExpiryMs: input.authExpiryMs, paymentExpiryMs: input.paymentExpiryMs,
     authenticationTimeoutMs: input.authenticationTimeoutMs, guestCustomer: input.guestCustomer,
+    invoice: input.invoice, recurring: input.recurring,
   };
 }
 
@@ -240,6 +254,9 @@ export function paymentCommand(command: PaymentCommand): string {
         command.secureMode, command.installments, routingText(command.routing), entriesText(command.metadata),
         command.checkoutSessionId ?? null, command.authExpiryMs, command.paymentExpiryMs, command.authenticationTimeoutMs ?? null,
         guestText(command.guestCustomer),
+        // Only where present, so that a start sealed before billing existed keeps its seal.
+        ...(command.invoice ? [['invoice', command.invoice.invoiceId, command.invoice.subscriptionId]] : []),
+        ...(command.recurring ? [['recurring', command.recurring.model, command.recurring.initiator]] : []),
       ]);
     case 'confirm':
       return JSON.stringify([

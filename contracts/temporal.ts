@@ -19,6 +19,9 @@ export const SEARCH_ATTRIBUTES = {
   ProviderConfigId: defineSearchAttributeKey('ProviderConfigId', 'KEYWORD'),
   /** PENDING, SUCCEEDED, FAILED, or REJECTED (the amount could not be reserved): on refund workflows. */
   RefundStatus: defineSearchAttributeKey('RefundStatus', 'KEYWORD'),
+  /** A subscription's status (INCOMPLETE, TRIALING, ACTIVE, PAST_DUE, UNPAID, CANCELED, …): on subscription workflows. */
+  SubscriptionStatus: defineSearchAttributeKey('SubscriptionStatus', 'KEYWORD'),
+  SubscriptionId: defineSearchAttributeKey('SubscriptionId', 'KEYWORD'),
 } as const;
 
 /** Who asked: recorded on the events a workflow writes (ids only). */

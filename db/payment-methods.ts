@@ -30,6 +30,11 @@ export interface PaymentMethodRow {
   pan_encrypted: string;
   cvc_encrypted: string | null;
   metadata: Record<string, string>;
+  /**
+   * The card network's id of the first approval of this saved card (docs/billing.md#stored-credentials):
+   * merchant-initiated renewals reference it. Not secret; never on a single-use card.
+   */
+  network_transaction_id: string | null;
   deleted: boolean;
   created_at: Date;
   updated_at: Date;
@@ -169,6 +174,8 @@ export interface CardForAuthorization {
   /** Null once the first authorization attempt has used (and wiped) it. */
   cvc: string | null;
   holderName: string | null;
+  /** The saved card's anchoring network transaction id (null until an approval gave one). */
+  networkTransactionId: string | null;
 }
 
 /**
@@ -194,6 +201,7 @@ export function cardForAuthorization(vault: Vault, row: PaymentMethodRow): CardF
     expYear: row.card_exp_year,
     cvc: row.cvc_encrypted ? vault.decrypt(row.cvc_encrypted) : null,
     holderName: row.holder_name,
+    networkTransactionId: row.network_transaction_id ?? null,
   };
 }
 
@@ -203,30 +211,44 @@ export async function wipeCvc(db: Knex, env: Environment, pmId: string): Promise
 }
 
 /**
- * What an attempt's outcome does to cards, as one statement (unrun) to go with the outcome's, written only
- * if the statement's CTE `write` (its first, unless named) wrote (onlyIfFirstWrote, db/knex.ts): `cvcOf`'s CVC wiped, and when the walk is
- * over `erase`'s single-use cards erased (as singleUseCardsErasure). One update, not the two statements
- * side by side: both may be the same row, and two CTEs of one statement must not update the same row.
+ * The network transaction id an approval gave, for its card to keep: only a saved card (customer_id set)
+ * that has none yet takes it, so the first approval's id stays the anchor of every later renewal.
  */
-export function cardsAfterOutcome(
-  db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined, write?: string,
-): Knex.QueryBuilder | undefined {
-  const update = cardsUpdate(db, env, cvcOf, erase);
+export interface NetworkTransactionAnchor { paymentMethodId: string; networkTransactionId: string }
+
+/** What an attempt's outcome does to cards (see cardsUpdate). */
+export interface CardsAfterOutcome {
+  /** The card whose CVC goes. */
+  cvcOf?: string;
+  /** The single-use cards erased (as singleUseCardsErasure). */
+  erase?: { paymentId: string; paymentMethodId?: string };
+  anchor?: NetworkTransactionAnchor;
+}
+
+/**
+ * cardsUpdate as one statement (unrun) to go with the outcome's, written only if the statement's CTE
+ * `write` (its first, unless named) wrote (onlyIfFirstWrote, db/knex.ts).
+ */
+export function cardsAfterOutcome(db: Knex, env: Environment, cards: CardsAfterOutcome, write?: string): Knex.QueryBuilder | undefined {
+  const update = cardsUpdate(db, env, cards);
   return update && onlyIfFirstWrote(update, write);
 }
 
 /**
- * cardsAfterOutcome's update, unconditioned: `cvcOf`'s CVC wiped and `erase`'s single-use cards erased, in
- * one statement (a confirm whose plan found nothing eligible runs it with the payment's update).
+ * What an outcome does to cards, in one update: `cvcOf`'s CVC wiped, `erase`'s single-use cards erased,
+ * and the `anchor`'s saved card given its network transaction id when it has none. One update, not
+ * statements side by side: they may be the same row, and two CTEs of one statement must not update the
+ * same row. (A confirm whose plan found nothing eligible runs it with the payment's update.)
  */
-export function cardsUpdate(
-  db: Knex, env: Environment, cvcOf: string | undefined, erase: { paymentId: string; paymentMethodId?: string } | undefined,
-): Knex.QueryBuilder | undefined {
-  if (!cvcOf && !erase) return undefined;
+export function cardsUpdate(db: Knex, env: Environment, { cvcOf, erase, anchor }: CardsAfterOutcome): Knex.QueryBuilder | undefined {
+  if (!cvcOf && !erase && !anchor) return undefined;
+  // The anchored card keeps its CVC unless it is the one wiped (it is never one of those erased: it is saved).
+  const keepsCvc = anchor && anchor.paymentMethodId !== cvcOf;
   return paymentMethods(db, env)
     .where((which) => {
       if (cvcOf) void which.where((wiped) => { void wiped.where({ id: cvcOf }).whereNotNull('cvc_encrypted'); });
       if (erase) void which.orWhere(erasable(erase));
+      if (anchor) void which.orWhere((anchored) => { void anchored.where({ id: anchor.paymentMethodId }).whereNotNull('customer_id').whereNull('network_transaction_id'); });
     })
     .update({
       // The wiped card keeps its number unless it is also one of those erased (a saved card never is).
@@ -234,7 +256,12 @@ export function cardsUpdate(
         pan_encrypted: db.raw(`case when payment_id = ? and customer_id is null${erase.paymentMethodId ? ' and id = ?' : ''} then '' else pan_encrypted end`,
           erase.paymentMethodId ? [erase.paymentId, erase.paymentMethodId] : [erase.paymentId]),
       } : {}),
-      cvc_encrypted: null, updated_at: db.fn.now(),
+      ...(anchor ? {
+        network_transaction_id: db.raw('case when id = ? and customer_id is not null then coalesce(network_transaction_id, ?) else network_transaction_id end',
+          [anchor.paymentMethodId, anchor.networkTransactionId]),
+      } : {}),
+      cvc_encrypted: keepsCvc ? db.raw('case when id = ? then cvc_encrypted else null end', [anchor.paymentMethodId]) : null,
+      updated_at: db.fn.now(),
     });
 }
 

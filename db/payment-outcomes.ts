@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from './events';
 import { envTable, type Environment } from './environments';
 import { firstWrote, onlyIfFirstWrote, type NamedAlongside } from './knex';
-import { cardsAfterOutcome, cvcWipe, singleUseCardsErasure } from './payment-methods';
+import { cardsAfterOutcome, cardsUpdate, singleUseCardsErasure, type NetworkTransactionAnchor } from './payment-methods';
 import { lockCharge, updateCharge, updateChargeIn, updatePayment } from './payments';
 import {
   chargeAfter, chargeSet, chargesTable, encoded, paymentAfter, paymentsTable,
@@ -37,6 +37,8 @@ export interface OutcomeWrites {
   wipeCvcOf?: string;
   /** The single-use cards the walk is over with (only with a payment patch that ends the walk). */
   erase?: { paymentId: string; paymentMethodId?: string };
+  /** An approval's network transaction id, for the saved card to keep when it has none yet. */
+  anchor?: NetworkTransactionAnchor;
   /** The provider's health count, read lazily: only a write that happens needs it. */
   health: (db: Knex) => Promise<HealthSample | undefined>;
   /** The events, showing the charge and (when it changed) the payment as this write leaves them. */
@@ -44,7 +46,8 @@ export interface OutcomeWrites {
 }
 
 /**
- * The reference path: in one transaction, the charge's update (with the CVC wipe), the payment's (with
+ * The reference path: in one transaction, the charge's update (with its card's: the CVC wipe, the network
+ * transaction id kept), the payment's (with
  * the erasure of the cards the walk is over with), then the events with the health count, last so the
  * minute's shared health row is locked only until the commit. `written`: the charge as its attempt just
  * wrote it (CREATED), updated only while it still is; otherwise (or when it no longer is) the charge is
@@ -56,7 +59,9 @@ export async function recordOutcomeInTransaction<W extends OutcomeWrites>(
   return db.transaction(async (trx) => {
     const recordCharge = async (from: ChargeState, unlocked: boolean) => {
       const writes = decide(from);
-      const cvc = writes.wipeCvcOf ? [cvcWipe(trx, env, writes.wipeCvcOf)] : [];
+      // The attempt's own card (its CVC wiped, its network transaction id kept), with the charge's update.
+      const card = cardsUpdate(trx, env, { ...(writes.wipeCvcOf ? { cvcOf: writes.wipeCvcOf } : {}), ...(writes.anchor ? { anchor: writes.anchor } : {}) });
+      const cvc = card ? [card] : [];
       const charge = unlocked
         ? await updateChargeIn(trx, env, of.chargeId, from.status, writes.charge, cvc)
         : await updateCharge(trx, env, of.chargeId, writes.charge, cvc);
@@ -95,7 +100,7 @@ export async function recordOutcomeAtOnce(
   if (!events.length) return undefined;
   const sample = await writes.health(db);
   const paymentUpdated = writes.payment && paymentUpdateIfChargeRecorded(db, env, of.paymentId, writes.payment, at);
-  const cardsUpdated = cardsAfterOutcome(db, env, writes.wipeCvcOf, writes.erase, CHARGE_RECORDED);
+  const cardsUpdated = cardsAfterOutcome(db, env, { cvcOf: writes.wipeCvcOf, erase: writes.erase, anchor: writes.anchor }, CHARGE_RECORDED);
   const healthCounted = sample && healthUpsert(db, env, sample, firstWrote(db, CHARGE_RECORDED));
   const alongside: NamedAlongside[] = [];
   if (paymentUpdated) alongside.push(['payment_updated', paymentUpdated]);

@@ -29,7 +29,7 @@ export function newUlid(): string {
 /** Type prefixes of every id Switchboard issues. */
 export const ID_PREFIXES = [
   'ws', 'usr', 'acct', 'mem', 'key', 'ntf', 'cus', 'addr', 'pm', 'pay', 'ch', 'rp', 'evt', 're', 'pp',
-  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev', 'aud', 'cs', 'plink',
+  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev', 'aud', 'cs', 'plink', 'prod', 'price', 'sub', 'si', 'in', 'clock',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

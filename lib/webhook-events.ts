@@ -1,6 +1,6 @@
 /**
  * The event names an endpoint can subscribe to (docs/webhooks.md#events). One naming space for payments, charges,
- * refunds, keys, checkout sessions and — reserved for billing, not emitted yet — invoices and subscriptions. An endpoint's
+ * refunds, keys, checkout sessions, invoices and subscriptions. An endpoint's
  * `events` filter holds names from here, family wildcards such as `charge.*`, or `*` for everything.
  */
 export const WEBHOOK_EVENT_TYPES = [
@@ -22,15 +22,18 @@ export const WEBHOOK_EVENT_TYPES = [
   'api_key.rotated',
   'checkout.session.completed',
   'checkout.session.expired',
-  // Reserved (billing): accepted in filters so that subscriptions made today keep working later.
   'invoice.created',
   'invoice.finalized',
   'invoice.paid',
   'invoice.payment_failed',
+  'invoice.payment_action_required',
   'invoice.voided',
+  'invoice.marked_uncollectible',
+  'invoice.upcoming',
   'subscription.created',
   'subscription.updated',
   'subscription.canceled',
+  'subscription.trial_will_end',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -5,14 +5,15 @@ import { loadConfig } from '../db/local-state';
 import { localStackTargets } from '../lib/local-stack';
 import { connectClient } from '../workflows/client';
 import { AUDIT_USAGE, auditCommands } from './ops/audit';
+import { BILLING_USAGE, billingCommands } from './ops/billing';
 import { PAYMENTS_USAGE, paymentCommands } from './ops/payments';
 import { type Args, type Command, type Ctx, EXIT, failure, OpsError, type OpsIo, usage } from './ops/shared';
 import { VAULT_USAGE, vaultCommands } from './ops/vault';
 import { WEBHOOKS_USAGE, webhookCommands } from './ops/webhooks';
 
 /**
- * `npm run ops -- <command>`: the operator's tools for stuck payments, payments needing attention, failed webhooks
- * and vault key rotation. Talks to
+ * `npm run ops -- <command>`: the operator's tools for stuck payments, payments needing attention, subscriptions and
+ * their invoices, failed webhooks and vault key rotation. Talks to
  * Postgres and Temporal directly (the same DATABASE_URL / TEMPORAL_ADDRESS as the server; with
  * nothing set, those of a running `npm start`). Exit codes: 0 ok, 1 failure, 2 usage, 3 not found.
  * The commands live by feature in scripts/ops/.
@@ -23,6 +24,7 @@ export { table } from './ops/shared';
 const USAGE = `Usage: npm run ops -- <command> [options]
 
 ${PAYMENTS_USAGE}
+${BILLING_USAGE}
 ${WEBHOOKS_USAGE}
 ${VAULT_USAGE}
 ${AUDIT_USAGE}
@@ -32,7 +34,7 @@ Environment: DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, … as for the 
              (unset: the embedded Postgres and local Temporal of a running \`npm start\`)
 `;
 
-const COMMANDS: Record<string, Command> = { ...paymentCommands, ...webhookCommands, ...vaultCommands, ...auditCommands };
+const COMMANDS: Record<string, Command> = { ...paymentCommands, ...billingCommands, ...webhookCommands, ...vaultCommands, ...auditCommands };
 
 /** Runs one command; answers the exit code. In-process for tests; `main` below for the shell. */
 export async function runOps(argv: string[], opts: { env?: NodeJS.ProcessEnv; io?: OpsIo } = {}): Promise<number> {

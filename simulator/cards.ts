@@ -99,14 +99,24 @@ export type AuthorizationStep =
  * The first step of an authorization of a judged card. `requested`: the authorization asks for 3-D
  * Secure; `authenticated`: it carries authentication data the simulator issued for this card, which
  * stands for a challenge passed (no second challenge; the issuer's answer after authentication).
+ * `merchantInitiated`: an off-session stored-credential transaction, nobody there to challenge: the
+ * step-up card approves it when it references an earlier approval (`networkTransactionId`), a card that
+ * always authenticates declines it `authentication_required` (the merchant brings the customer back).
  */
-export function authorizationStep(verdict: CardVerdict, threeDSecure: { requested: boolean; authenticated: boolean }): AuthorizationStep {
+export function authorizationStep(
+  verdict: CardVerdict, threeDSecure: { requested: boolean; authenticated: boolean; merchantInitiated?: { networkTransactionId?: string } },
+): AuthorizationStep {
   if (verdict.declineCode) return { kind: 'decline', declineCode: verdict.declineCode };
   const card = verdict.threeDSecure;
   // A card without 3-D Secure ignores the request, as an issuer not enrolled does.
   if (!card) return { kind: 'approve' };
   const after = card.declineAfterAuthentication;
   if (threeDSecure.authenticated) return after ? { kind: 'decline', declineCode: after } : { kind: 'approve' };
+  const mit = threeDSecure.merchantInitiated;
+  if (mit) {
+    const asks = card.authentication === 'required' || (card.authentication === 'step_up' && !mit.networkTransactionId);
+    return asks ? { kind: 'decline', declineCode: 'authentication_required' } : { kind: 'approve' };
+  }
   if (card.authentication === 'required' || threeDSecure.requested) return { kind: 'challenge', ...(after ? { declineAfterAuthentication: after } : {}) };
   if (card.authentication === 'step_up') return { kind: 'decline', declineCode: 'authentication_required' };
   return { kind: 'approve' };

@@ -2,6 +2,7 @@
 // declines, set per request by `X-Simulate` or for every request by POST /_inspect/faults. How they are
 // read and how a decline is drawn from them, apart from the server that applies them.
 
+import { AUTHORIZATION_DECLINE_CODES } from '../lib/providers/sandbox/decline-codes';
 import { invalid } from './requests';
 
 export interface SimulateKnobs {
@@ -15,10 +16,13 @@ export interface SimulateKnobs {
   soft_decline_rate?: number;
   /** A challenged charge declines with this code after the cardholder authenticated (instead of the card's own outcome). */
   decline_after_authentication?: string;
+  /** Every new authorization is declined with this code, whatever the card (one of AUTHORIZATION_DECLINE_CODES). */
+  decline_code?: string;
 }
 
 const MAX_LATENCY_MS = 60_000;
-const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication'];
+const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication', 'decline_code'];
+const DECLINE_CODES: readonly string[] = AUTHORIZATION_DECLINE_CODES;
 
 export function parseKnobs(header: string): SimulateKnobs {
   if (!header) return {};
@@ -34,6 +38,9 @@ export function parseKnobs(header: string): SimulateKnobs {
   const unknown = Object.keys(knobs).filter((key) => !KNOBS.includes(key));
   if (after !== undefined && !(typeof after === 'string' && /^[a-z_]{1,40}$/.test(after))) throw invalid('decline_after_authentication must be a decline code');
   if (unknown.length > 0) throw invalid(`unknown X-Simulate knob ${unknown.join(', ')}`);
+  if (knobs.decline_code !== undefined && !(typeof knobs.decline_code === 'string' && DECLINE_CODES.includes(knobs.decline_code))) {
+    throw invalid(`decline_code must be one of ${DECLINE_CODES.join(', ')}`);
+  }
   if (outage !== undefined && typeof outage !== 'boolean') throw invalid('outage must be a boolean');
   if (blackhole !== undefined && typeof blackhole !== 'boolean') throw invalid('blackhole must be a boolean');
   if (error_after_work !== undefined && typeof error_after_work !== 'boolean') throw invalid('error_after_work must be a boolean');

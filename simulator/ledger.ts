@@ -30,6 +30,8 @@ export interface SimCharge {
   captured_amount: number;
   refunded_amount: number;
   decline_code: string | null;
+  /** The card network's id of the approval (made up, 15 digits); null until approved. */
+  network_transaction_id: string | null;
   /** The Idempotency-Key of the authorize that made the charge: the caller's id for it. */
   idempotency_key: string;
   next_action: NextAction | null;
@@ -71,7 +73,11 @@ export interface AuthorizeRequest {
   return_url?: string;
   notification_url?: string;
   three_d_secure?: { requested?: boolean; external?: AuthenticationData };
+  /** A stored-credential transaction (requests.ts): who initiates it, and the earlier approval it references. */
+  stored_credential?: StoredCredential;
 }
+
+export interface StoredCredential { model: 'subscription'; initiator: 'customer' | 'merchant'; network_transaction_id?: string }
 
 /** What an authorize knows besides its body. */
 export interface AuthorizeContext {
@@ -81,6 +87,8 @@ export interface AuthorizeContext {
   challengeUrl: (chargeId: string) => string;
   /** A decline the knobs force (decline_rate, soft_decline_rate), unless the card itself declines. */
   forcedDecline?: string;
+  /** The knobs' decline of every new authorization (decline_code), whatever the card. */
+  declineCode?: string;
   /** The knobs' decline after a completed challenge (decline_after_authentication). */
   declineAfterAuthentication?: string;
 }
@@ -113,11 +121,13 @@ export class Ledger {
 
   authorize(request: AuthorizeRequest, context: AuthorizeContext): { charge: SimCharge; answer: Answer } {
     const judged = judgeCard(request.card, this.now());
-    const verdict = { ...judged, declineCode: judged.declineCode ?? context.forcedDecline };
+    const verdict = { ...judged, declineCode: context.declineCode ?? judged.declineCode ?? context.forcedDecline };
     const card = this.cardFingerprint(request.card);
+    const stored = request.stored_credential;
     const step = authorizationStep(verdict, {
       requested: request.three_d_secure?.requested === true,
       authenticated: this.challenges.wasIssued(card, request.three_d_secure?.external),
+      ...(stored?.initiator === 'merchant' ? { merchantInitiated: { networkTransactionId: stored.network_transaction_id } } : {}),
     });
     const at = this.now().toISOString();
     const charge: SimCharge = {
@@ -133,6 +143,7 @@ export class Ledger {
       captured_amount: 0,
       refunded_amount: 0,
       decline_code: null,
+      network_transaction_id: null,
       idempotency_key: context.idempotencyKey,
       next_action: null,
       created_at: at,
@@ -249,7 +260,14 @@ export class Ledger {
   private approve(charge: SimCharge, capture: boolean): Answer {
     return this.update(charge, {
       status: capture ? 'captured' : 'authorized', authorized_amount: charge.amount, captured_amount: capture ? charge.amount : 0,
+      network_transaction_id: this.networkTransactionId(charge.id),
     });
+  }
+
+  /** A charge's network transaction id: 15 digits drawn from its id, as a card network's look. */
+  private networkTransactionId(chargeId: string): string {
+    const digest = createHmac('sha256', this.digestKey).update(`ntid\n${chargeId}`).digest();
+    return `${1 + (digest[0] % 9)}${(digest.readBigUInt64BE(1) % 10n ** 14n).toString().padStart(14, '0')}`;
   }
 
   private decline(charge: SimCharge, declineCode: string): Answer {

@@ -18,6 +18,8 @@ export interface OperationRecord {
   fingerprint: string;
   answer: Answer;
   chargeId?: string;
+  /** The stored-credential facts the request carried (authorize only), for the inspection API. */
+  storedCredential?: unknown;
 }
 
 interface KeyCounters {
@@ -56,8 +58,8 @@ export class Operations {
     return record.answer;
   }
 
-  record(key: string, operation: Operation, fingerprint: string, answer: Answer, chargeId?: string): Answer {
-    this.operations.set(key, { operation, fingerprint, answer, chargeId });
+  record(key: string, operation: Operation, fingerprint: string, answer: Answer, chargeId?: string, storedCredential?: unknown): Answer {
+    this.operations.set(key, { operation, fingerprint, answer, chargeId, ...(storedCredential ? { storedCredential } : {}) });
     return answer;
   }
 
@@ -75,6 +77,8 @@ export class Operations {
       operation: record?.operation ?? null,
       status_code: record?.answer.status ?? null,
       charge_id: record?.chargeId ?? null,
+      /** The flags the operation's request carried (model, initiator, network_transaction_id), null for none. */
+      stored_credential: record?.storedCredential ?? null,
     };
   }
 

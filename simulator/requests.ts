@@ -59,12 +59,30 @@ export function authorizeRequest(body: Record<string, unknown>): AuthorizeReques
   const returnUrl = optionalUrl(body.return_url, 'return_url');
   const notificationUrl = optionalUrl(body.notification_url, 'notification_url');
   const threeDSecure = threeDSecureRequest(body.three_d_secure);
+  const storedCredential = storedCredentialRequest(body.stored_credential);
   return {
     amount, currency: body.currency, installments, card: { number, exp_month, exp_year, cvc }, capture: body.capture === true,
     ...(returnUrl ? { return_url: returnUrl } : {}),
     ...(notificationUrl ? { notification_url: notificationUrl } : {}),
     ...(threeDSecure ? { three_d_secure: threeDSecure } : {}),
+    ...(storedCredential ? { stored_credential: storedCredential } : {}),
   };
+}
+
+/**
+ * `stored_credential`: the card is used under a subscription agreement, `customer`-initiated (present) or
+ * `merchant`-initiated (off-session), the latter referencing an earlier approval's network_transaction_id.
+ */
+function storedCredentialRequest(value: unknown): AuthorizeRequest['stored_credential'] {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('stored_credential must be an object');
+  const { model, initiator, network_transaction_id: id, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length) throw invalid(`unknown stored_credential field ${Object.keys(rest).join(', ')}`);
+  if (model !== 'subscription') throw invalid('stored_credential.model must be subscription');
+  if (initiator !== 'customer' && initiator !== 'merchant') throw invalid('stored_credential.initiator must be customer or merchant');
+  if (id !== undefined && !(typeof id === 'string' && /^[A-Za-z0-9]{1,64}$/.test(id))) throw invalid('stored_credential.network_transaction_id must be 1-64 letters or digits');
+  if (id !== undefined && initiator !== 'merchant') throw invalid('stored_credential.network_transaction_id is sent with a merchant-initiated transaction only');
+  return { model, initiator, ...(id !== undefined ? { network_transaction_id: id } : {}) };
 }
 
 const MAX_URL_LENGTH = 2_048;

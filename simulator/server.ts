@@ -2,7 +2,7 @@
 // its own idempotency, scripted test cards and per-request failure knobs, plus an inspection API for tests.
 //
 //   POST /v1/charges                    authorize    { amount, currency, installments?, card, capture?,
-//                                                      return_url?, notification_url?, three_d_secure? }
+//                                                      return_url?, notification_url?, three_d_secure?, stored_credential? }
 //   POST /v1/charges/:id/capture        capture      { amount? }
 //   POST /v1/charges/:id/void           void         {} (also cancels a charge waiting for its challenge)
 //   POST /v1/charges/:id/refunds        refund       { amount }
@@ -163,9 +163,10 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         apiKey: ctx.state.apiKey,
         challengeUrl: (id) => `${base}/challenge/${encodeURIComponent(id)}`,
         forcedDecline: drawnDecline(ctx.state.knobs, random()),
+        declineCode: ctx.state.knobs.decline_code,
         declineAfterAuthentication: ctx.state.knobs.decline_after_authentication,
       });
-      return { answer, chargeId: charge.id };
+      return { answer, chargeId: charge.id, storedCredential: request.stored_credential };
     });
   });
 
@@ -208,7 +209,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     operation: Operation,
     target: string,
     request: unknown,
-    execute: () => { answer: Answer; chargeId?: string },
+    execute: () => { answer: Answer; chargeId?: string; storedCredential?: unknown },
   ): Promise<void> {
     const key = ctx.get('Idempotency-Key');
     if (!key) throw new SimulatorError(400, 'invalid_request', 'the Idempotency-Key header is required');
@@ -220,7 +221,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     let answer = replayed;
     if (!answer) {
       const executed = execute();
-      answer = ledger.operations.record(key, operation, fingerprint, executed.answer, executed.chargeId);
+      answer = ledger.operations.record(key, operation, fingerprint, executed.answer, executed.chargeId, executed.storedCredential);
     }
     if (knobs.error_after_work) return answerAfterLatency(ctx, SERVER_ERROR);
     if (knobs.blackhole) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSandboxAdapter, SandboxAdapter, SandboxCredentials } from '../activities/providers/sandbox';
-import { CardData, GetStatusOutput, OperationOutput, ProviderExchange } from '../activities/providers/types';
+import { CardData, GetStatusOutput, OperationOutput, ProviderExchange, RecurringAuthorization } from '../activities/providers/types';
 import { createSimulator, RunningSimulator } from '../simulator/server';
 
 // The sandbox processor, exercised the way the worker uses it: through the sandbox adapter, over HTTP.
@@ -23,7 +23,9 @@ function keep<T extends OperationOutput | GetStatusOutput>(output: T): T {
   return output;
 }
 
-async function authorize(number: string, options: { key?: string; amount?: number; installments?: number; creds?: SandboxCredentials; via?: SandboxAdapter; card?: Partial<CardData> } = {}) {
+async function authorize(number: string, options: {
+  key?: string; amount?: number; installments?: number; creds?: SandboxCredentials; via?: SandboxAdapter; card?: Partial<CardData>; recurring?: RecurringAuthorization;
+} = {}) {
   panSeen.add(number);
   const via = options.via ?? adapter;
   return keep(await via.authorize({
@@ -33,6 +35,7 @@ async function authorize(number: string, options: { key?: string; amount?: numbe
     currency: 'USD',
     installments: options.installments ?? 1,
     card: card(number, options.card),
+    ...(options.recurring ? { recurring: options.recurring } : {}),
   }));
 }
 
@@ -335,6 +338,83 @@ describe('sandbox simulator through the sandbox adapter', () => {
       } finally {
         await orphan.close();
       }
+    });
+  });
+
+  describe('stored credentials', () => {
+    const customer: RecurringAuthorization = { model: 'subscription', initiator: 'customer' };
+    const merchant = (networkTransactionId?: string): RecurringAuthorization => ({ model: 'subscription', initiator: 'merchant', ...(networkTransactionId ? { networkTransactionId } : {}) });
+    const ntid = (output: OperationOutput) => (output.outcome.kind === 'approved' ? output.outcome.networkTransactionId : undefined);
+
+    it('answers an approval with a network transaction id of 15 digits, and records the flags each authorization carried', async () => {
+      const firstKey = nextKey();
+      const first = await authorize('4242424242424242', { key: firstKey, recurring: customer });
+      const anchor = ntid(first);
+      expect(anchor).toMatch(/^[1-9]\d{14}$/);
+      const renewalKey = nextKey();
+      const renewal = await authorize('4242424242424242', { key: renewalKey, recurring: merchant(anchor), card: { cvc: undefined } });
+
+      expect(ntid(renewal)).toMatch(/^\d{15}$/);
+      expect(ntid(renewal)).not.toBe(anchor);
+      expect((await inspect(`keys/${firstKey}`)).stored_credential).toEqual({ model: 'subscription', initiator: 'customer' });
+      expect((await inspect(`keys/${renewalKey}`)).stored_credential).toEqual({ model: 'subscription', initiator: 'merchant', network_transaction_id: anchor });
+      // The exchange shows the flags and that an id went, not the id.
+      expect(renewal.exchange.request.body).toMatchObject({ stored_credential: { model: 'subscription', initiator: 'merchant', network_transaction_id: true } });
+    });
+
+    it('a declined authorization has no network transaction id; a plain one records no flags', async () => {
+      const key = nextKey();
+      const declined = await authorize('4000000000000002', { key });
+      expect(declined.outcome.kind).toBe('hard_decline');
+      expect((await inspect(`keys/${key}`)).stored_credential).toBeNull();
+    });
+
+    it('4000002500003155 asks for 3-D Secure on a customer-initiated payment, not on a merchant-initiated one that references an earlier approval', async () => {
+      const onSession = await authorize('4000002500003155', { recurring: customer });
+      const offSessionWithout = await authorize('4000002500003155', { recurring: merchant(), card: { cvc: undefined } });
+      const offSession = await authorize('4000002500003155', { recurring: merchant('123456789012345'), card: { cvc: undefined } });
+
+      expect(onSession.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_required' });
+      expect(offSessionWithout.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_required' });
+      expect(offSession.outcome.kind).toBe('approved');
+    });
+
+    it('4000002760003184 declines a merchant-initiated authorization authentication_required (nobody to challenge)', async () => {
+      const offSession = await authorize('4000002760003184', { recurring: merchant('123456789012345'), card: { cvc: undefined } });
+      expect(offSession.outcome).toMatchObject({ kind: 'soft_decline', declineCode: 'authentication_required' });
+    });
+
+    it.each([
+      [{ model: 'installment', initiator: 'customer' }],
+      [{ model: 'subscription', initiator: 'issuer' }],
+      [{ model: 'subscription', initiator: 'customer', network_transaction_id: '123456789012345' }],
+      [{ model: 'subscription', initiator: 'merchant', network_transaction_id: 'not an id!' }],
+    ])('refuses stored_credential %j', async (stored) => {
+      const response = await fetch(`${simulator.url}/v1/charges`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'idempotency-key': nextKey() },
+        body: JSON.stringify({ amount: 100, currency: 'USD', card: card('4242424242424242'), stored_credential: stored }),
+      });
+      expect(response.status).toBe(400);
+    });
+  });
+
+  describe('the decline_code knob', () => {
+    it.each([
+      ['stolen_card', 'hard_decline'], ['insufficient_funds', 'hard_decline'], ['do_not_honor', 'hard_decline'], ['issuer_unavailable', 'soft_decline'],
+    ])('declines every new authorization with %s (%s), whatever the card', async (code, kind) => {
+      const creds = { api_key: API_KEY, simulate: { decline_code: code } } as SandboxCredentials;
+      for (const number of ['4242424242424242', '4000000000000002', '4000002760003184']) {
+        expect((await authorize(number, { creds })).outcome).toMatchObject({ kind, declineCode: code });
+      }
+    });
+
+    it('refuses a code it does not know', async () => {
+      const response = await fetch(`${simulator.url}/v1/operations/anything`, {
+        headers: { authorization: `Bearer ${API_KEY}`, 'x-simulate': JSON.stringify({ decline_code: 'made_up' }) },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringContaining('decline_code must be one of') } });
     });
   });
 

@@ -7,5 +7,6 @@ export { webhookFanOutWorkflow } from './webhooks/fan-out';
 export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
 export { checkoutSessionWorkflow } from './checkout/workflow';
+export { subscriptionWorkflow } from './billing/workflow';
 export { stuckPaymentWatchdogWorkflow } from './watchdog/workflow';
 export { vaultRotationWorkflow } from './vault/workflow';

@@ -14,13 +14,25 @@ import type { ProviderEventSignal } from '../../contracts/temporal';
 import { notificationExchange } from '../providers/exchange';
 import { withHeartbeat } from '../heartbeat';
 import { openProvider, type OpenProvider } from '../providers/open';
-import type { Approved, ExternalAuthentication, OperationOutput, ProviderAdapter, ProviderOutcome, ThreeDSecureRequest } from '../providers/types';
+import type { Approved, ExternalAuthentication, OperationOutput, ProviderAdapter, ProviderOutcome, RecurringAuthorization, ThreeDSecureRequest } from '../providers/types';
 import { authenticationReturnUrl, providerWebhookUrl } from '../../lib/public-urls';
 import type { PaymentActivityDeps } from './deps';
 import { applyOutcome, PAYMENT_METHOD_UNAVAILABLE, recordedAttempt } from './outcomes';
 import { notificationTarget, verifiedNotification } from './notifications';
 import { cardUse, type CreateAndPlan, type Written } from './records';
 import { MissingRowError } from '../../lib/data-errors';
+
+/**
+ * What an attempt tells the processor of its stored-credential use. A merchant-initiated one references
+ * the card's anchoring network transaction id. Its step-up (3-D Secure asked for after the issuer's
+ * `authentication_required`) brings the customer back to authenticate: that retry is customer-initiated.
+ */
+export function recurringOf(args: Pick<AttemptArgs, 'recurring' | 'threeDSecure'>, networkTransactionId: string | null): RecurringAuthorization | undefined {
+  const recurring = args.recurring;
+  if (!recurring) return undefined;
+  if (recurring.initiator === 'customer' || args.threeDSecure?.requested) return { model: recurring.model, initiator: 'customer' };
+  return { model: recurring.model, initiator: 'merchant', ...(networkTransactionId ? { networkTransactionId } : {}) };
+}
 
 /** Captures an approved authorization right away (auto_capture), idempotently under `<charge>:capture`. */
 async function captureAfterApproval(args: AttemptArgs, approved: Approved, provider: OpenProvider, currency: string): Promise<OperationOutput> {
@@ -205,18 +217,22 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       return applyOutcome(db, args, { kind: 'hard_decline', declineCode: PAYMENT_METHOD_UNAVAILABLE, message: 'The payment method cannot be used for this payment.' }, [], { written: charge, payment });
     }
     const threeDSecure = await threeDSecureOf(args);
+    const recurring = recurringOf(args, card.networkTransactionId);
+    // Off-session, the customer is absent: no CVC goes, whatever the card holds (a saved one keeps none).
+    const cvc = recurring?.initiator === 'merchant' ? undefined : card.cvc ?? undefined;
     const authorization = await withHeartbeat(provider.adapter.authorize({
       credentials: provider.credentials,
       idempotencyKey: args.chargeId,
       amount: Number(payment.amount),
       currency: payment.currency,
       installments: payment.installments,
-      card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc ?? undefined, holder_name: card.holderName ?? undefined },
+      card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc, holder_name: card.holderName ?? undefined },
       metadata: { payment_id: args.paymentId, account_id: args.accountId },
       capture: args.capture,
       returnUrl: authenticationReturnUrl(deps.config.publicUrl, args.paymentId, args.chargeId),
       notificationUrl: providerWebhookUrl(deps.config.publicUrl, args.candidate.providerConfigId),
       ...(threeDSecure ? { threeDSecure } : {}),
+      ...(recurring ? { recurring } : {}),
     }));
     // Sent once, never kept: the CVC goes as soon as the processor has answered, in the statement that
     // records its answer (a saved card has none left) — or on its own if that is not reached now.

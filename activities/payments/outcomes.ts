@@ -241,12 +241,15 @@ function decideWrites(args: AttemptArgs, outcome: ProviderOutcome, exchanges: Pr
     next.payment = { status: next.paymentStatus, ...(next.payment ?? {}), next_action: null };
   }
   const erase = walkEndErasure(args, next);
+  // The approval's network transaction id: a saved card keeps its first (db/payment-methods.ts cardsUpdate).
+  const networkTransactionId = outcome.kind === 'approved' ? outcome.networkTransactionId : undefined;
   return {
     next,
     charge: chargePatch(next, current, exchanges),
     ...(next.payment ? { payment: next.payment } : {}),
     ...(options.wipeCvc ? { wipeCvcOf: args.paymentMethodId } : {}),
     ...(erase ? { erase } : {}),
+    ...(networkTransactionId ? { anchor: { paymentMethodId: args.paymentMethodId, networkTransactionId } } : {}),
     health: (db) => healthSample(db, args.environment, current, outcome, exchanges, options.cardNetwork),
     events: (charge, payment) => outcomeEvents(args, next, charge, payment),
   };

@@ -172,7 +172,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     });
     if (planned.planned.length) return [plan];
     // Only a card this payment may use has its CVC wiped: the confirm named it, and it was found usable.
-    const cards = cardsUpdate(q, env, planned.card ? args.paymentMethodId : undefined, { paymentId: args.paymentId, paymentMethodId: args.paymentMethodId })!;
+    const cards = cardsUpdate(q, env, { ...(planned.card ? { cvcOf: args.paymentMethodId } : {}), erase: { paymentId: args.paymentId, paymentMethodId: args.paymentMethodId } })!;
     return [plan, withRow ? onlyIfFirstWrote(cards) : cards];
   }
 

@@ -60,6 +60,17 @@ export interface ThreeDSecureRequest {
   external?: ExternalAuthentication;
 }
 
+/**
+ * A stored-credential transaction (docs/billing.md#stored-credentials): `customer` — the customer is present
+ * and the card is (or stays) set up for later off-session use; `merchant` — off-session, no CVC, the
+ * customer absent, referencing the network transaction id of an earlier approval of the card when known.
+ */
+export interface RecurringAuthorization {
+  model: 'subscription';
+  initiator: 'customer' | 'merchant';
+  networkTransactionId?: string;
+}
+
 export interface AuthorizeInput extends OperationInput {
   amount: number;
   currency: string;
@@ -80,6 +91,8 @@ export interface AuthorizeInput extends OperationInput {
    * others ignore it and the capture follows under `<charge id>:capture`.
    */
   capture?: boolean;
+  /** The card is used as a stored credential (absent: a plain payment, no flags sent). */
+  recurring?: RecurringAuthorization;
 }
 
 export interface CaptureInput extends OperationInput {

@@ -12,6 +12,7 @@ export const PERMISSION_CATALOGUE = {
   'payment': ['read', 'create', 'confirm', 'capture', 'cancel'],
   'refund': ['read', 'create'],
   'checkout': ['read', 'write'],
+  'billing': ['read', 'write'],
   'routing': ['read', 'write'],
   'webhook': ['read', 'write'],
   'notification': ['read', 'write'],

@@ -112,6 +112,21 @@ export const accountRoutes = [
   }),
 
   defineRoute({
+    method: 'get',
+    path: '/accounts/:id/permissions',
+    tag: 'Accounts',
+    summary: 'The caller\'s own permissions on the account: what a dashboard may offer it (a button it would be refused is not shown)',
+    permission: 'account:read',
+    message: 'Permissions retrieved',
+    params: Obj({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    response: Obj({ permissions: Type.Array(Type.String()) }),
+    async handler({ params, access }) {
+      const scope = await access.forResource(params.id, 'account');
+      return { data: { permissions: [...scope.permissions].sort() } };
+    },
+  }),
+
+  defineRoute({
     method: 'put',
     path: '/accounts/:id/settings/return_url_hosts',
     tag: 'Accounts',

@@ -17,10 +17,17 @@ import { refundRoutes } from './refunds';
 import { checkoutSessionRoutes } from './checkout-sessions';
 import { paymentLinkRoutes } from './payment-links';
 import { auditEventRoutes } from './audit-events';
+import { productRoutes } from './products';
+import { priceRoutes } from './prices';
+import { subscriptionRoutes } from './subscriptions';
+import { invoiceRoutes } from './invoices';
+import { testClockRoutes } from './test-clocks';
+import { billingSettingsRoutes } from './billing-settings';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
   ...accountRoutes,
+  ...billingSettingsRoutes,
   ...customerRoutes,
   ...apiKeyRoutes,
   ...membershipRoutes,
@@ -38,4 +45,9 @@ export const ROUTES: Route[] = [
   ...checkoutSessionRoutes,
   ...paymentLinkRoutes,
   ...auditEventRoutes,
+  ...productRoutes,
+  ...priceRoutes,
+  ...subscriptionRoutes,
+  ...invoiceRoutes,
+  ...testClockRoutes,
 ];

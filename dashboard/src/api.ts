@@ -9,8 +9,8 @@ export type { AnalyticsPoint, CircuitState, ProviderAnalytics } from '../../lib/
 
 const TOKEN = 'switchboard.token';
 const ACCOUNT = 'switchboard.account';
-// The API lists no credential's permissions, so a refusal (403 naming the permission) is how the
-// dashboard learns one is missing; kept with the session, so views stop offering what was refused.
+// A refusal (403 naming the permission) also tells the dashboard one is missing, for views that do not
+// ask GET /accounts/{id}/permissions first (Checkout); kept with the session, so they stop offering it.
 const REFUSED = 'switchboard.refused';
 
 export interface Session { token: string; accountId: string }
@@ -130,6 +130,19 @@ export function client(session: Session) {
     paymentLinks: (query: Query) => list<PaymentLink>('/payment-links', query),
     paymentLink: (id: string) => get<PaymentLink>(`/payment-links/${encodeURIComponent(id)}`, { account_id: accountId }),
     setPaymentLinkActive: (id: string, active: boolean) => write<PaymentLink>('PATCH', `/payment-links/${encodeURIComponent(id)}`, { active }),
+    subscriptions: (query: Query) => list<Subscription>('/subscriptions', query),
+    subscription: (id: string) => get<Subscription>(`/subscriptions/${encodeURIComponent(id)}`, { account_id: accountId }),
+    invoices: (query: Query) => list<Invoice>('/invoices', query),
+    invoice: (id: string) => get<Invoice>(`/invoices/${encodeURIComponent(id)}`, { account_id: accountId }),
+    /** Tries the invoice's payment again now (needs billing:write); answers the invoice after. */
+    payInvoice: (id: string) => write<Invoice>('POST', `/invoices/${encodeURIComponent(id)}/pay`),
+    price: (id: string) => get<Price>(`/prices/${encodeURIComponent(id)}`, { account_id: accountId }),
+    /**
+     * The credential's own permissions on the account, or null when the API cannot say (a server
+     * without that route): views then offer a change until the API refuses it (`mayHave`).
+     */
+    permissions: () => get<{ permissions: string[] }>(`/accounts/${encodeURIComponent(accountId)}/permissions`)
+      .then((r) => r.permissions, (err) => { if (err instanceof ApiError && err.status === 404) return null; throw err; }),
     recover: (id: string, since: string, until?: string) => call<{ recovered: number }>(token, 'POST', `/webhook-endpoints/${encodeURIComponent(id)}/recover`, {}, { since, ...(until ? { until } : {}) }).then((r) => r.data),
   };
 }
@@ -212,4 +225,36 @@ export interface CheckoutSession {
 export interface PaymentLink {
   id: string; url: string; active: boolean; line_items: LineItem[] | null; amount: number; currency: string;
   success_url: string | null; metadata: Record<string, string>; created_at: string; updated_at: string;
+}
+
+export interface SubscriptionItem { id: string; price_id: string; quantity: number }
+
+export interface Subscription {
+  id: string; account_id: string;
+  status: 'INCOMPLETE' | 'INCOMPLETE_EXPIRED' | 'TRIALING' | 'ACTIVE' | 'PAST_DUE' | 'UNPAID' | 'CANCELED';
+  customer_id: string; items: SubscriptionItem[]; currency: string;
+  current_period_start: string; current_period_end: string; trial_end: string | null;
+  cancel_at_period_end: boolean; canceled_at: string | null; ended_at: string | null;
+  pause_collection: { behavior: string; resumes_at: string | null } | null;
+  latest_invoice_id: string | null; default_payment_method_id: string; test_clock_id: string | null;
+  metadata: Record<string, string>; created_at: string; updated_at: string;
+  temporal?: { workflow_id: string; namespace: string; ui_url: string };
+}
+
+export interface InvoiceLine { description: string; price_id: string; quantity: number; amount: number; period_start: string; period_end: string; proration: boolean }
+
+export interface InvoiceAttempt { payment_id: string; status: string; decline_code: string | null; at: string }
+
+export interface Invoice {
+  id: string; subscription_id: string; customer_id: string; status: 'DRAFT' | 'OPEN' | 'PAID' | 'UNCOLLECTIBLE' | 'VOID';
+  billing_reason: string; currency: string; period_start: string; period_end: string; lines: InvoiceLine[];
+  subtotal: number; amount_due: number; amount_paid: number; amount_remaining: number;
+  attempt_count: number; attempts: InvoiceAttempt[]; next_payment_attempt: string | null; payment_id: string | null;
+  hosted_payment_url: string | null; finalized_at: string | null; paid_at: string | null; voided_at: string | null;
+  created_at: string; updated_at: string;
+}
+
+export interface Price {
+  id: string; product_id: string; active: boolean; unit_amount: number; currency: string;
+  recurring: { interval: 'day' | 'week' | 'month' | 'year'; interval_count: number };
 }

@@ -17,6 +17,9 @@ const TONES: Record<string, Tone> = {
   enabled: 'green', pending_verification: 'amber', disabled: 'red',
   // checkout sessions and payment links
   OPEN: 'blue', COMPLETE: 'green', EXPIRED: 'grey', PAID: 'green', UNPAID: 'amber', active: 'green', inactive: 'grey',
+  // subscriptions and invoices (UNPAID, CANCELED, OPEN and PAID as above)
+  ACTIVE: 'green', TRIALING: 'blue', INCOMPLETE: 'amber', INCOMPLETE_EXPIRED: 'grey', PAST_DUE: 'red',
+  DRAFT: 'grey', UNCOLLECTIBLE: 'red', VOID: 'grey',
 };
 
 export function Status({ value }: { value: string }) {

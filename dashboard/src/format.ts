@@ -58,3 +58,16 @@ export function lineSummary(items: { name: string; quantity: number }[] | null |
   if (!items?.length) return '—';
   return items.map((i) => (i.quantity === 1 ? i.name : `${i.quantity} × ${i.name}`)).join(', ');
 }
+
+const day = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium' });
+
+/** A billing period as dates: `Nov 1, 2026 – Dec 1, 2026`. */
+export function period(start: string | null | undefined, end: string | null | undefined): string {
+  if (!start || !end) return '—';
+  return `${day.format(new Date(start))} – ${day.format(new Date(end))}`;
+}
+
+/** A date without its time (a renewal, a trial's end): `Dec 1, 2026`. */
+export function date(value: string | null | undefined): string {
+  return value ? day.format(new Date(value)) : '—';
+}

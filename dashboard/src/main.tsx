@@ -14,6 +14,10 @@ import { AuditLog } from './views/audit';
 import { CheckoutSessionList } from './views/checkout-sessions';
 import { CheckoutSessionDetail } from './views/checkout-session';
 import { PaymentLinkDetail, PaymentLinkList } from './views/payment-links';
+import { SubscriptionList } from './views/subscriptions';
+import { SubscriptionDetail } from './views/subscription';
+import { InvoiceList } from './views/invoices';
+import { InvoiceDetail } from './views/invoice';
 import './styles.css';
 
 function App() {
@@ -50,13 +54,17 @@ function App() {
   const expired = () => signOut('Your session ended (the credential was rejected). Sign in again.');
   const { path, query } = location;
   let view;
-  let section: 'payments' | 'checkout' | 'webhooks' | 'providers' | 'audit' = 'payments';
+  let section: 'payments' | 'checkout' | 'billing' | 'webhooks' | 'providers' | 'audit' = 'payments';
   let params: Record<string, string> | null;
   if ((params = match('/payments/:id', path))) view = <PaymentDetail api={api} id={params.id} onUnauthorized={expired} />;
   else if ((params = match('/checkout/sessions/:id', path))) { section = 'checkout'; view = <CheckoutSessionDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if ((params = match('/checkout/links/:id', path))) { section = 'checkout'; view = <PaymentLinkDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if (path === '/checkout/links') { section = 'checkout'; view = <PaymentLinkList api={api} query={query} onUnauthorized={expired} />; }
   else if (path === '/checkout') { section = 'checkout'; view = <CheckoutSessionList api={api} query={query} onUnauthorized={expired} />; }
+  else if ((params = match('/billing/subscriptions/:id', path))) { section = 'billing'; view = <SubscriptionDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if ((params = match('/billing/invoices/:id', path))) { section = 'billing'; view = <InvoiceDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if (path === '/billing/invoices') { section = 'billing'; view = <InvoiceList api={api} query={query} onUnauthorized={expired} />; }
+  else if (path === '/billing' || path === '/billing/subscriptions') { section = 'billing'; view = <SubscriptionList api={api} query={query} onUnauthorized={expired} />; }
   else if ((params = match('/webhooks/endpoints/:id', path))) { section = 'webhooks'; view = <EndpointDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if ((params = match('/webhooks/deliveries/:id', path))) { section = 'webhooks'; view = <DeliveryDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if (path === '/webhooks') { section = 'webhooks'; view = <Webhooks api={api} query={query} onUnauthorized={expired} />; }
@@ -71,6 +79,7 @@ function App() {
         <nav class="nav">
           <Link to="/payments" class={section === 'payments' ? 'active' : ''}>Payments</Link>
           <Link to="/checkout" class={section === 'checkout' ? 'active' : ''}>Checkout</Link>
+          <Link to="/billing" class={section === 'billing' ? 'active' : ''}>Billing</Link>
           <Link to="/webhooks" class={section === 'webhooks' ? 'active' : ''}>Webhooks</Link>
           <Link to="/providers" class={section === 'providers' ? 'active' : ''}>Providers</Link>
           <Link to="/audit" class={section === 'audit' ? 'active' : ''}>Audit log</Link>

@@ -18,6 +18,7 @@ import * as adminPermissions from './018_admin_permissions';
 import * as sealedCommands from './019_sealed_commands';
 import * as clientSecrets from './020_client_secrets';
 import * as checkout from './021_checkout';
+import * as billing from './022_billing';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -42,6 +43,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['019_sealed_commands', sealedCommands],
   ['020_client_secrets', clientSecrets],
   ['021_checkout', checkout],
+  ['022_billing', billing],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -11,6 +11,11 @@ export interface Approved {
   refundedAmount: number;
   /** The provider's id for the refund (refund operations only). */
   refundReference?: string;
+  /**
+   * The card network's id of this authorization (Visa's transaction id, Mastercard's trace id), where the
+   * processor shows it: a saved card keeps its first one, which merchant-initiated renewals reference.
+   */
+  networkTransactionId?: string;
 }
 
 /** The issuer or provider said no, for good: stop, do not try another provider. */

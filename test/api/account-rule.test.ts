@@ -42,6 +42,7 @@ interface Fixtures {
   providerId: string; methodIds: string[]; config: string; fee: string; rule: string;
   plan: string; endpoint: string; delivery: string; payment: string; refund: string;
   session: string; link: string;
+  product: string; price: string; subscription: string; invoice: string; clock: string;
 }
 
 interface Case {
@@ -96,7 +97,10 @@ const expectInvalidState = (res: supertest.Response) => {
 
 const CASES: Record<string, Case> = {
   'GET /v1/accounts/{id}': { params: (x) => ({ id: x.account }), ok: 200 },
+  'GET /v1/accounts/{id}/permissions': { params: (x) => ({ id: x.account }), ok: 200 },
   'PUT /v1/accounts/{id}/settings/return_url_hosts': { params: (x) => ({ id: x.account }), body: () => ({ hosts: ['shop.example.com'] }), ok: 200 },
+  'GET /v1/accounts/{id}/settings/billing': { params: (x) => ({ id: x.account }), ok: 200 },
+  'PUT /v1/accounts/{id}/settings/billing': { params: (x) => ({ id: x.account }), body: () => ({ retry_days: [1, 3], when_exhausted: 'UNPAID' }), ok: 200 },
 
   'POST /v1/customers': { body: () => ({ name: 'Grace' }), ok: 201 },
   'GET /v1/customers': { ok: 200 },
@@ -214,6 +218,35 @@ const CASES: Record<string, Case> = {
   'GET /v1/payment-links': { ok: 200 },
   'GET /v1/payment-links/{id}': { params: (x) => ({ id: x.link }), ok: 200 },
   'PATCH /v1/payment-links/{id}': { params: (x) => ({ id: x.link }), body: () => ({ active: true }), ok: 200 },
+
+  'POST /v1/products': { body: () => ({ name: 'Gold' }), ok: 201 },
+  'GET /v1/products': { ok: 200 },
+  'GET /v1/products/{id}': { params: (x) => ({ id: x.product }), ok: 200 },
+  'PATCH /v1/products/{id}': { params: (x) => ({ id: x.product }), body: () => ({ active: true }), ok: 200 },
+  'POST /v1/prices': { body: (x) => ({ product_id: x.product, unit_amount: 500, currency: 'USD', recurring: { interval: 'month' } }), ok: 201 },
+  'GET /v1/prices': { ok: 200 },
+  'GET /v1/prices/{id}': { params: (x) => ({ id: x.price }), ok: 200 },
+  'PATCH /v1/prices/{id}': { params: (x) => ({ id: x.price }), body: () => ({ active: true }), ok: 200 },
+  // The customer was found in the named account: what stops it is the unknown card, at its body path.
+  'POST /v1/subscriptions': {
+    body: (x) => ({ customer_id: x.customer, default_payment_method_id: newId('pm'), items: [{ price_id: x.price }] }),
+    ok: expectFields(400, 'body/default_payment_method_id'),
+  },
+  'GET /v1/subscriptions': { ok: 200 },
+  'GET /v1/subscriptions/{id}': { params: (x) => ({ id: x.subscription }), ok: 200 },
+  // Found in the account and sent to its workflow, which (for a row written here) is not running.
+  'PATCH /v1/subscriptions/{id}': { params: (x) => ({ id: x.subscription }), body: () => ({ metadata: { a: 'b' } }), ok: expectInvalidState },
+  'POST /v1/subscriptions/{id}/cancel': { params: (x) => ({ id: x.subscription }), ok: expectInvalidState },
+  'GET /v1/invoices': { ok: 200 },
+  'GET /v1/invoices/{id}': { params: (x) => ({ id: x.invoice }), ok: 200 },
+  'POST /v1/invoices/{id}/pay': { params: (x) => ({ id: x.invoice }), ok: expectInvalidState },
+  'POST /v1/invoices/{id}/void': { params: (x) => ({ id: x.invoice }), ok: expectInvalidState },
+  'POST /v1/invoices/{id}/mark-uncollectible': { params: (x) => ({ id: x.invoice }), ok: expectInvalidState },
+  // A is a production account: test clocks exist only in sandbox (the handler's own answer).
+  'POST /v1/test-clocks': { body: () => ({ frozen_time: '2026-01-01T00:00:00Z' }), ok: expectFields(400, 'account_id') },
+  'GET /v1/test-clocks': { ok: expectFields(400, 'account_id') },
+  'GET /v1/test-clocks/{id}': { params: (x) => ({ id: x.clock }), ok: expectFields(400, 'account_id') },
+  'POST /v1/test-clocks/{id}/advance': { params: (x) => ({ id: x.clock }), body: () => ({ frozen_time: '2026-02-01T00:00:00Z' }), ok: expectFields(400, 'account_id') },
 };
 
 /** The operation's URL with its path parameters from `fixtures` and `account_id` as the query. */
@@ -263,6 +296,8 @@ beforeAll(async () => {
   const payment = await newPayment();
   const session = await newSession();
   const link = (await asA('post', '/payment-links', { amount: 500, currency: 'USD' })).id as string;
+  const product = (await asA('post', '/products', { name: 'Pro' })).id as string;
+  const price = (await asA('post', '/prices', { product_id: product, unit_amount: 1000, currency: 'USD', recurring: { interval: 'month' } })).id as string;
 
   // What only workflows and the watchdog write: a notification, and a settled payment with its plan,
   // charge and refund.
@@ -280,6 +315,22 @@ beforeAll(async () => {
     captured_amount: 1000, refunded_amount: 100, currency: 'USD', attempt_no: 1, routing_plan_id: plan,
   });
   await table('refunds').insert({ id: refund, account_id: a.account.id, charge_id: charge, payment_id: settled, status: 'SUCCEEDED', amount: 100, currency: 'USD' });
+  // A subscription (with no workflow running) and its OPEN invoice, and a clock: rows only workflows (or,
+  // for a clock, a sandbox) write.
+  const subscription = newId('sub');
+  const invoice = newId('in');
+  const clock = newId('clock');
+  const now = new Date();
+  await table('subscriptions').insert({
+    id: subscription, account_id: a.account.id, customer_id: customer.id, status: 'PAST_DUE', currency: 'USD', interval: 'month', interval_count: 1,
+    items: JSON.stringify([{ id: newId('si'), price_id: price, quantity: 1 }]), default_payment_method_id: paymentMethod.id,
+    billing_cycle_anchor: now, current_period_start: now, current_period_end: new Date(now.getTime() + 30 * 86_400_000),
+  });
+  await table('invoices').insert({
+    id: invoice, account_id: a.account.id, subscription_id: subscription, customer_id: customer.id, status: 'OPEN', billing_reason: 'subscription_cycle',
+    currency: 'USD', period_start: now, period_end: now, lines: '[]', subtotal: 1000, amount_due: 1000,
+  });
+  await table('test_clocks').insert({ id: clock, account_id: a.account.id, frozen_time: now });
 
   f = {
     account: a.account.id,
@@ -288,6 +339,7 @@ beforeAll(async () => {
     membership: membership.id, notification,
     providerId: provider.id, methodIds, config: config.id, fee: fee.id, rule: rule.id,
     plan, endpoint: endpoint.id, delivery: deliveryIds[0], payment, refund, session, link,
+    product, price, subscription, invoice, clock,
   };
   expect(f.delivery).toMatch(/^whd_/);
 });

@@ -188,7 +188,54 @@ const CASES: Record<string, () => Promise<{ call: Call; resourceId?: (res: super
     const link = (await post('/v1/payment-links', { amount: 500, currency: 'USD' }, m.secretKey)(unique('req_setup'))).body.data;
     return { call: patch(`/v1/payment-links/${link.id}`, { active: false }), resourceId: () => link.id };
   },
+  'PUT /accounts/:id/settings/billing': async () => ({
+    call: put(`/v1/accounts/${m.account.id}/settings/billing`, { retry_days: [2, 4], when_exhausted: 'UNPAID' }), resourceId: () => m.account.id,
+  }),
+  'POST /products': async () => ({ call: post('/v1/products', { name: 'Audited plan' }, m.secretKey) }),
+  'PATCH /products/:id': async () => {
+    const product = await made(post('/v1/products', { name: 'Audited plan' }, m.secretKey));
+    return { call: patch(`/v1/products/${product.id}`, { active: false }), resourceId: () => product.id };
+  },
+  'POST /prices': async () => {
+    const product = await made(post('/v1/products', { name: 'Audited plan' }, m.secretKey));
+    return { call: post('/v1/prices', { product_id: product.id, unit_amount: 900, currency: 'USD', recurring: { interval: 'month' } }, m.secretKey) };
+  },
+  'PATCH /prices/:id': async () => {
+    const price = await monthlyPrice();
+    return { call: patch(`/v1/prices/${price}`, { active: false }), resourceId: () => price };
+  },
+  'PATCH /subscriptions/:id': async () => {
+    const sub = await subscription(CARDS.visa);
+    return { call: patch(`/v1/subscriptions/${sub.id}`, { metadata: { desk: 'billing' } }), resourceId: () => sub.id };
+  },
+  'POST /subscriptions/:id/cancel': async () => {
+    const sub = await subscription(CARDS.visa);
+    return { call: post(`/v1/subscriptions/${sub.id}/cancel`, {}, m.secretKey), resourceId: () => sub.id };
+  },
+  // A first invoice declined: the subscription INCOMPLETE, its invoice OPEN, to void or write off.
+  'POST /invoices/:id/void': async () => {
+    const sub = await subscription(CARDS.declined);
+    return { call: post(`/v1/invoices/${sub.latest_invoice_id}/void`, {}, m.secretKey), resourceId: () => sub.latest_invoice_id };
+  },
+  'POST /invoices/:id/mark-uncollectible': async () => {
+    const sub = await subscription(CARDS.declined);
+    return { call: post(`/v1/invoices/${sub.latest_invoice_id}/mark-uncollectible`, {}, m.secretKey), resourceId: () => sub.latest_invoice_id };
+  },
 };
+
+async function monthlyPrice(): Promise<string> {
+  const product = await made(post('/v1/products', { name: 'Audited plan' }, m.secretKey));
+  return (await made(post('/v1/prices', { product_id: product.id, unit_amount: 900, currency: 'USD', recurring: { interval: 'month' } }, m.secretKey))).id;
+}
+
+/** A live subscription on a card saved to a new customer (its first invoice paid, or declined with CARDS.declined). */
+async function subscription(number: string): Promise<any> {
+  const customer = await made(post('/v1/customers', { name: 'Subscriber' }, m.secretKey));
+  const card_ = await made(post(`/v1/customers/${customer.id}/payment-methods`, card(number), m.secretKey));
+  return made(post('/v1/subscriptions', {
+    customer_id: customer.id, default_payment_method_id: card_.id, items: [{ price_id: await monthlyPrice() }],
+  }, m.secretKey));
+}
 
 const SESSION = { amount: 1500, currency: 'USD', success_url: 'https://shop.example.com/ok', cancel_url: 'https://shop.example.com/back' };
 

@@ -4,7 +4,7 @@
 // and test authentication results that any double recognises as issued by a double, so that an
 // authentication made at one double can be passed on to another as external 3-D Secure data.
 
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ProviderOutcome } from '../../activities/providers/types';
 
@@ -31,13 +31,28 @@ export const THREE_DS_TEST_CARDS: Readonly<Record<string, ThreeDSTestCard>> = {
  * What the issuer does with an authorization: `authorize`, `challenge` the cardholder, refuse it as
  * `authentication_required` (the step-up card without a request), or `decline` (an authenticated card
  * whose issuer says no). `authenticated`: the request carries a test authentication a double issued.
+ * `merchantInitiated`: an off-session stored-credential transaction (the customer absent, nobody to
+ * challenge): the step-up card approves it when it references an earlier approval's network transaction
+ * id (Stripe's "unless set up for off-session"), the always-authenticate cards refuse it
+ * `authentication_required`, so that the merchant brings the customer back.
  */
-export function issuerStep(number: string, { requested, authenticated }: { requested: boolean; authenticated: boolean }): 'authorize' | 'challenge' | 'authentication_required' | 'decline' {
+export function issuerStep(
+  number: string, { requested, authenticated, merchantInitiated }: { requested: boolean; authenticated: boolean; merchantInitiated?: { networkTransactionId?: string } },
+): 'authorize' | 'challenge' | 'authentication_required' | 'decline' {
   const card = THREE_DS_TEST_CARDS[number];
   if (!card) return 'authorize';
   if (authenticated) return card.declinesAfterAuthentication ? 'decline' : 'authorize';
+  if (merchantInitiated) {
+    if (card.challenge === 'always') return 'authentication_required';
+    return card.challenge === 'step_up' && !merchantInitiated.networkTransactionId ? 'authentication_required' : 'authorize';
+  }
   if (card.challenge === 'always' || requested) return 'challenge';
   return card.challenge === 'step_up' ? 'authentication_required' : 'authorize';
+}
+
+/** A network transaction id as the card networks' look (15 digits), made up by a double for an approval. */
+export function networkTransactionId(): string {
+  return `${randomInt(1, 10)}${String(randomInt(0, 1e7)).padStart(7, '0')}${String(randomInt(0, 1e7)).padStart(7, '0')}`;
 }
 
 // ---------------------------------------------------------------------------------------------------

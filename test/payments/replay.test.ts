@@ -38,6 +38,12 @@ describe('replaying recorded workflow histories', () => {
     for (const path of IN_ONE_REQUEST_PATHS) expect(files).toContain(`payment-create-and-confirm-${path}.json`);
     // A checkout session's workflow, and a payment that tells its session it is paid.
     expect(files).toEqual(expect.arrayContaining(['checkout-paid.json', 'checkout-expired.json', 'payment-checkout-paid.json']));
+    // Subscriptions (test/billing/, RECORD_HISTORIES=year,trial,…): a first run and a run continued from a
+    // renewal of each path, and invoices' payments, which carry their invoice and tell their subscription.
+    for (const name of ['year', 'trial', 'proration', 'paused', 'dunning-recovered', 'action-required']) {
+      expect(files).toEqual(expect.arrayContaining([`subscription-${name}.json`, `subscription-${name}-first.json`, `payment-invoice-${name}.json`]));
+    }
+    expect(files).toContain('subscription-canceled-now.json');
   });
 
   it('replays every one against the current workflow code', async () => {

@@ -11,6 +11,7 @@ import { attempts, localRecords } from './proxies';
 import { Expiries, lateNotice, listenForLateAuthorizations, reverseLate, watchForCaptureFailure } from './timers';
 import { walk, type AttemptWithRow } from './walk';
 import { tellCheckoutSession } from './checkout';
+import { tellInvoiceSubscription } from './invoice';
 
 /** How long a capture waits for a run holding the lock to end (captureWaitsItsTurn) before it is refused. */
 const CAPTURE_WAIT = '10 seconds';
@@ -46,6 +47,8 @@ export class PaymentMachine {
   private withRow: AttemptWithRow | undefined;
   /** The checkout session told its payment is paid (checkout.ts): awaited before the workflow ends. */
   private sessionTold: Promise<void> | undefined;
+  /** The subscription of the invoice this payment pays, told each time a walk ends (invoice.ts): awaited before the end too. */
+  private invoiceTold: Promise<unknown> = Promise.resolve();
   /**
    * Confirmations whose walk ended FAILED, as the row counts them (`failed_confirmations`): at
    * MAX_FAILED_CONFIRMATIONS the validator refuses more. Counted from the history, so a replay counts the same.
@@ -154,6 +157,7 @@ export class PaymentMachine {
     }
     if (!allHandlersFinished()) await condition(allHandlersFinished);
     await this.sessionTold;
+    await this.invoiceTold;
     return this.core.view();
   }
 
@@ -244,6 +248,7 @@ export class PaymentMachine {
       const attempt: FirstAttemptArgs = {
         ...core.ref, chargeId: core.mint('ch'), attemptNo: 1, paymentMethodId: confirm.paymentMethodId,
         capture: core.input.autoCapture, context: confirm.context, ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
+        ...(core.input.recurring ? { recurring: core.input.recurring } : {}),
       };
       const { first, ...planned } = await attempts.createPaymentPlanAndAuthorize({ payment: core.input, plan, attempt });
       this.withRow = { attempt, ...(first ? { result: first } : {}) };
@@ -272,6 +277,7 @@ export class PaymentMachine {
     const outcome = await walk(core, args, { ...(plan ? { plan } : {}), ...(withRow ? { withRow } : {}), before });
     if (core.status === 'FAILED') this.countFailedConfirmation();
     this.sessionTold ??= tellCheckoutSession(core);
+    this.invoiceTold = Promise.all([this.invoiceTold, tellInvoiceSubscription(core)]);
     return { status: core.status, outcome };
   }
 

@@ -82,6 +82,7 @@ async function attemptEach(core: PaymentCore, confirm: ConfirmInput, plan: PlanR
       ...(attemptNo !== i + 1 ? { candidateIndex: i } : {}),
       ...(confirm.returnUrl ? { returnUrl: confirm.returnUrl } : {}),
       ...(threeDSecure ? { threeDSecure } : {}),
+      ...(core.input.recurring ? { recurring: core.input.recurring } : {}),
     };
     const { result, canceled } = await attempt(core, args, made);
     if (result.authenticated) authenticatedBy = args.chargeId;

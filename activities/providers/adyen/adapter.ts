@@ -18,6 +18,7 @@ import {
 } from './answers';
 import { authenticationOf } from '../../../lib/providers/adyen/notifications';
 import { createAdyenTransport, type Call } from './transport';
+import { storedCredentialFields } from './stored-credentials';
 
 export interface AdyenAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port): where requests go instead of Adyen's endpoint. */
@@ -108,11 +109,14 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
       // our capture, whatever the merchant account's default capture delay.
       const capture = input.capture ? { captureDelayHours: 0 } : { additionalData: { manualCapture: 'true' } };
       const threeDS = threeDSecureFields(input.threeDSecure);
+      const stored = storedCredentialFields(input.recurring);
       return operate(input.credentials, {
         operation: 'authorize',
         idempotencyKey: input.idempotencyKey,
         path: `/${ADYEN_CHECKOUT_VERSION}/payments`,
-        summary: { amount, reference: input.idempotencyKey, returnUrl, ...capture, ...threeDS.summary, paymentMethod: { type: 'scheme', last4: card.number.slice(-4) } },
+        summary: {
+          amount, reference: input.idempotencyKey, returnUrl, ...capture, ...threeDS.summary, ...stored.summary, paymentMethod: { type: 'scheme', last4: card.number.slice(-4) },
+        },
         send: (checkout, merchantAccount) => checkout.PaymentsApi.payments({
           amount,
           reference: input.idempotencyKey,
@@ -120,7 +124,9 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
           returnUrl,
           ...capture,
           ...threeDS.fields,
+          ...stored.fields,
           paymentMethod: {
+            ...stored.card,
             type: Types.checkout.CardDetails.TypeEnum.Scheme,
             number: card.number,
             expiryMonth: String(card.exp_month).padStart(2, '0'),

@@ -21,6 +21,8 @@ export interface PaymentAnswer {
   refusalReason?: string;
   refusalReasonCode?: string;
   action?: unknown;
+  /** Where an approval shows the card network's transaction id (`networkTxReference`). */
+  additionalData?: { [key: string]: string } | null;
 }
 
 /**
@@ -52,8 +54,12 @@ export function paymentOutcome(
       const authorized = response.amount?.value ?? amount;
       if (!response.pspReference) return { outcome: { kind: 'unknown', error: 'Authorised without a pspReference' } };
       if (authorized === undefined) return { outcome: { kind: 'unknown', error: `Authorised (pspReference ${response.pspReference}) without an amount; ${settledLater}` } };
+      const networkTransactionId = response.additionalData?.networkTxReference;
       return {
-        outcome: { kind: 'approved', providerReference: response.pspReference, authorizedAmount: authorized, capturedAmount: captured ? authorized : 0, refundedAmount: 0 },
+        outcome: {
+          kind: 'approved', providerReference: response.pspReference, authorizedAmount: authorized, capturedAmount: captured ? authorized : 0, refundedAmount: 0,
+          ...(networkTransactionId ? { networkTransactionId } : {}),
+        },
       };
     }
     case 'Refused': {

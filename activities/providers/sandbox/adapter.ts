@@ -8,7 +8,7 @@ import { recordExchange as record, redactSecrets } from '../exchange';
 import { errorCode, isObject, parseJson } from '../../../lib/providers/wire';
 import {
   AuthorizeInput, AuthorizeOutput, CaptureInput, CaptureOutput, CompleteAuthenticationInput, CompleteAuthenticationOutput,
-  GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome,
+  GetStatusInput, GetStatusOutput, OperationOutput, ProviderAdapter, ProviderCredentials, ProviderExchange, ProviderOperation, ProviderOutcome, RecurringAuthorization,
   RefundInput, RefundOutput, ThreeDSecureRequest, TransportError, UnknownOutcome, VoidInput, VoidOutput,
 } from '../types';
 import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox/credentials';
@@ -152,6 +152,7 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
           ...(input.returnUrl ? { return_url: input.returnUrl } : {}),
           ...(input.notificationUrl ? { notification_url: input.notificationUrl } : {}),
           ...(input.threeDSecure ? { three_d_secure: threeDSecureBody(input.threeDSecure) } : {}),
+          ...(input.recurring ? { stored_credential: storedCredentialBody(input.recurring) } : {}),
         },
         summary: {
           amount: input.amount, currency: input.currency, installments: input.installments, card: { last4: card.number.slice(-4) },
@@ -160,6 +161,8 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
           ...(input.notificationUrl ? { notification_url: input.notificationUrl } : {}),
           // Whether external authentication data was sent, never the data.
           ...(input.threeDSecure ? { three_d_secure: { requested: input.threeDSecure.requested === true, external: input.threeDSecure.external !== undefined } } : {}),
+          // The flags, and whether a network transaction id was sent.
+          ...(input.recurring ? { stored_credential: { ...storedCredentialBody(input.recurring), network_transaction_id: input.recurring.networkTransactionId !== undefined } } : {}),
         },
       }, { money: { amount: input.amount, currency: input.currency }, moved: 'authorized', madeUnder: input.idempotencyKey });
     },
@@ -240,6 +243,12 @@ function threeDSecureBody(request: ThreeDSecureRequest): Record<string, unknown>
     ...(requested !== undefined ? { requested } : {}),
     ...(external ? { external: { version: external.version, eci: external.eci, cavv: external.cavv, ds_transaction_id: external.dsTransactionId } } : {}),
   };
+}
+
+/** The simulator's stored_credential request field (docs/sandbox-processor.md#stored-credentials). */
+function storedCredentialBody(recurring: RecurringAuthorization): Record<string, unknown> {
+  const { model, initiator, networkTransactionId } = recurring;
+  return { model, initiator, ...(networkTransactionId ? { network_transaction_id: networkTransactionId } : {}) };
 }
 
 /** What an operation was asked: the money (held to the answer's), and the charge it is on or the key that made it. */

@@ -13,6 +13,7 @@ import type {
 import {
   authenticatedOutcome, CHARGE_ID_METADATA, errorOutcome, intentCode, intentOutcome, otherIntent, otherRefund, REFUND_ID_METADATA, refundOutcome,
 } from '../../../lib/providers/stripe/outcomes';
+import { mergedCardOptions, storedCredentialParams } from './stored-credentials';
 
 export interface StripeAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port); default Stripe's API. */
@@ -49,6 +50,8 @@ interface Call<T> {
   /** What the exchange record shows of the request: an allow-list, never the card. */
   summary?: Record<string, unknown>;
   send: (stripe: Stripe) => Promise<Stripe.Response<T>>;
+  /** What the exchange record shows of the answer (default: all of it). */
+  shown?: (value: T) => unknown;
 }
 
 type Reply<T> =
@@ -88,7 +91,8 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     });
     try {
       const value = await call.send(client(credentials));
-      return { kind: 'ok', value, exchange: exchange({ status: value.lastResponse.statusCode, body: withoutLastResponse(value) }) };
+      const body = withoutLastResponse(value);
+      return { kind: 'ok', value, exchange: exchange({ status: value.lastResponse.statusCode, body: call.shown ? call.shown(body as T) : body }) };
     } catch (err) {
       if (!(err instanceof Stripe.errors.StripeError)) throw err;
       if (err instanceof Stripe.errors.StripeConnectionError) {
@@ -143,6 +147,7 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
       const captureMethod = input.capture ? 'automatic' : 'manual';
       const returnUrl = input.returnUrl ?? DEFAULT_RETURN_URL;
       const threeDS = threeDSecureParams(input.threeDSecure);
+      const stored = storedCredentialParams(input.recurring);
       return operate(input.credentials, {
         operation: 'authorize',
         idempotencyKey: input.idempotencyKey,
@@ -150,15 +155,18 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
         path: '/v1/payment_intents',
         summary: {
           amount: input.amount, currency: input.currency.toLowerCase(), capture_method: captureMethod, confirm: true, return_url: returnUrl,
-          ...threeDS.summary, card: { last4: card.number.slice(-4) },
+          ...mergedCardOptions(threeDS.summary, stored.summary), card: { last4: card.number.slice(-4) },
         },
+        // The latest charge shows the network transaction id; the record keeps its id only, as before.
+        shown: (intent) => ({ ...intent, latest_charge: typeof intent.latest_charge === 'object' ? intent.latest_charge?.id ?? null : intent.latest_charge }),
         send: (stripe) => stripe.paymentIntents.create({
           amount: input.amount,
           currency: input.currency.toLowerCase(),
           confirm: true,
           capture_method: captureMethod,
           return_url: returnUrl,
-          ...threeDS.params,
+          expand: ['latest_charge'],
+          ...mergedCardOptions(threeDS.params, stored.params),
           payment_method_types: ['card'],
           payment_method_data: {
             type: 'card',

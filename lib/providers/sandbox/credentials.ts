@@ -4,6 +4,7 @@ import { Static, Type } from '@sinclair/typebox';
 import { cardMethodTemplates, cardProcessorCapabilities } from '../methods';
 import type { SchemaFieldError } from '../credentials';
 import type { MethodTemplate, ProviderCapabilities, ProviderCatalogueEntry } from '../types';
+import { AUTHORIZATION_DECLINE_CODES } from './decline-codes';
 
 export const SANDBOX_IDENTIFIER = 'sandbox';
 
@@ -15,6 +16,11 @@ export const SandboxSimulateSchema = Type.Object(
     decline_rate: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'probability of a card_declined' })),
     soft_decline_rate: Type.Optional(Type.Number({
       minimum: 0, maximum: 1, description: 'probability of an issuer_unavailable (a soft decline: the next provider is tried)',
+    })),
+    // One `enum`, so that a wrong code is one error naming the rule (an anyOf of constants would list each).
+    decline_code: Type.Optional(Type.Unsafe<(typeof AUTHORIZATION_DECLINE_CODES)[number]>({
+      type: 'string', enum: [...AUTHORIZATION_DECLINE_CODES],
+      description: 'every new authorization is declined with this code, hard or soft as the sandbox decline table says (e.g. stolen_card, insufficient_funds, issuer_unavailable)',
     })),
     decline_after_authentication: Type.Optional(Type.String({
       pattern: '^[a-z_]{1,40}$', description: 'a card that is challenged declines with this code once the cardholder has authenticated (e.g. issuer_unavailable: a soft decline after 3-D Secure)',

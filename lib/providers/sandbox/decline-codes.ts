@@ -45,6 +45,15 @@ export const DECLINE_CODES: Readonly<Record<string, DeclineRow>> = {
   idempotency_key_reused: hard('idempotency_key_reused'),
 };
 
+/**
+ * The codes the simulator's `decline_code` knob may force on every new authorization (the card and issuer
+ * declines of the table, hard and soft): a config's credentials and the simulator refuse any other.
+ */
+export const AUTHORIZATION_DECLINE_CODES = [
+  'card_declined', 'insufficient_funds', 'expired_card', 'incorrect_cvc', 'invalid_number', 'stolen_card', 'lost_card', 'fraudulent', 'do_not_honor',
+  'processing_error', 'issuer_unavailable', 'try_again_later', 'authentication_required',
+] as const satisfies readonly (keyof typeof DECLINE_CODES)[];
+
 // An unknown code is treated as soft: a decline never moves money, so trying the next candidate cannot
 // double-charge, while a hard stop on a code we have not classified would lose a payment that another
 // provider would approve. max_attempts bounds the cost.

@@ -15,6 +15,8 @@ interface WireCharge {
   refunded_amount: number;
   decline_code?: string | null;
   next_action?: unknown;
+  /** An approved charge's network transaction id (the simulator makes one up per approval). */
+  network_transaction_id?: string | null;
 }
 
 /** The one-time authentication value, which no record may keep (exchanges, stored events). */
@@ -83,6 +85,7 @@ export function chargeOutcome(value: unknown): { outcome: ProviderOutcome; provi
       authorizedAmount: charge.authorized_amount,
       capturedAmount: charge.captured_amount,
       refundedAmount: charge.refunded_amount,
+      ...(typeof charge.network_transaction_id === 'string' && charge.network_transaction_id ? { networkTransactionId: charge.network_transaction_id } : {}),
     },
   };
 }

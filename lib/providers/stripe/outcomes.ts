@@ -11,12 +11,16 @@ export const REFUND_ID_METADATA = 'switchboard_refund_id';
 
 /** A PaymentIntent as an outcome: its `status` says where it stands. */
 export function intentOutcome(intent: Stripe.PaymentIntent): ProviderOutcome {
+  const charge = typeof intent.latest_charge === 'object' && intent.latest_charge ? intent.latest_charge : undefined;
+  // Shown on the expanded latest charge only (the authorize and the authentication's read expand it).
+  const networkTransactionId = charge?.payment_method_details?.card?.network_transaction_id ?? undefined;
   const approved = (captured: number): Approved => ({
     kind: 'approved',
     providerReference: intent.id,
     authorizedAmount: intent.amount,
     capturedAmount: captured,
-    refundedAmount: typeof intent.latest_charge === 'object' && intent.latest_charge ? intent.latest_charge.amount_refunded : 0,
+    refundedAmount: charge ? charge.amount_refunded : 0,
+    ...(networkTransactionId ? { networkTransactionId } : {}),
   });
   switch (intent.status) {
     case 'succeeded': return approved(intent.amount_received);

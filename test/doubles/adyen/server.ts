@@ -22,6 +22,9 @@
 //
 // Notifications: setWebhook({ url, hmacKey }); each is POSTed as a signed standard notification a few ms
 // after the operation, again (NOTIFICATION_RETRY_MS) while the receiver does not answer `[accepted]`.
+// Stored credentials: shopperInteraction ContAuth is a merchant-initiated renewal (no challenge possible;
+// paymentMethod.networkPaymentReference names the first approval), recorded per payment in state();
+// an approval answers additionalData.networkTxReference.
 // Knobs: behave(), holdNotifications(), releaseNotifications(), failCapture() (a CAPTURE_FAILED); state: state(), pendingNotifications(),
 // notificationsSent(), notificationsIdle(). The HTTP knobs of the stripe double exist too: POST /__double/behaviour, GET /__double/state.
 
@@ -32,7 +35,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ADYEN_REFUSAL_REASONS } from '../../../lib/providers/adyen/decline-codes';
-import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
+import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, networkTransactionId, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import checkoutContract from './contract/CheckoutService-v71.json';
 import webhooksContract from './contract/Webhooks-v1.json';
 
@@ -56,10 +59,10 @@ const CHALLENGES: readonly TestOutcome['resultCode'][] = ['RedirectShopper', 'Id
  * 4000002500003155 is refused 38 Authentication required unless it is, then redirects). An
  * authentication a double issued (mpiData) skips any challenge.
  */
-function testOutcome(name: string, number: string, requested: boolean, authenticated: boolean): TestOutcome {
+function testOutcome(name: string, number: string, requested: boolean, authenticated: boolean, merchantInitiated?: { networkTransactionId?: string }): TestOutcome {
   const named = TEST_HOLDER_NAMES[name];
   if (named && !(authenticated && CHALLENGES.includes(named.resultCode))) return named;
-  switch (issuerStep(number, { requested, authenticated })) {
+  switch (issuerStep(number, { requested, authenticated, ...(merchantInitiated ? { merchantInitiated } : {}) })) {
     case 'challenge': return { resultCode: 'RedirectShopper' };
     case 'authentication_required': return refused('38');
     case 'decline': return refused('2');
@@ -111,6 +114,19 @@ export interface Behaviour {
   tamper_currency?: string;
 }
 
+/**
+ * The stored-credential fields a /payments request carried (https://docs.adyen.com/online-payments/tokenization/mit-framework),
+ * as the double received them: for tests to assert on.
+ */
+export interface StoredCredentialUse {
+  pspReference: string;
+  merchantReference: string;
+  shopperInteraction: string | null;
+  recurringProcessingModel: string | null;
+  /** paymentMethod.networkPaymentReference. */
+  networkPaymentReference: string | null;
+}
+
 export interface WebhookTarget {
   url: string;
   /** The HMAC key (hex) notifications are signed with. */
@@ -133,7 +149,7 @@ export interface AdyenDouble {
   url: string;
   state(): {
     payments: Json[]; modifications: Json[]; creates_by_key: Record<string, number>;
-    requests: { method: string; path: string; idempotency_key?: string; replayed?: boolean }[];
+    requests: { method: string; path: string; idempotency_key?: string; replayed?: boolean }[]; stored_credentials: StoredCredentialUse[];
   };
   behave(behaviour: Behaviour): void;
   /** Where notifications go (undefined: nowhere; they wait in the queue). */
@@ -243,6 +259,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
   const createsByKey: Record<string, number> = {};
   const requests: { method: string; path: string; idempotency_key?: string; replayed?: boolean }[] = [];
   const notifications: Notification[] = [];
+  const storedCredentials: StoredCredentialUse[] = [];
   const failNext: NonNullable<Behaviour['fail_next']>[] = [];
   let behaviour: Behaviour | undefined;
   let remaining = 0;
@@ -321,17 +338,24 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     const expiry = `${String(month).padStart(2, '0')}/${card.expiryYear}`;
     const expired = new Date(Number(card.expiryYear), month, 1) <= new Date();
     const authenticated = issuedByADouble(body.mpiData?.cavv, body.mpiData?.dsTransID);
+    // ContAuth: a card-on-file transaction without the shopper (a merchant-initiated renewal), nobody to challenge.
+    const reference: string | undefined = card.networkPaymentReference;
+    const merchantInitiated = body.shopperInteraction === 'ContAuth' ? (reference ? { networkTransactionId: reference } : {}) : undefined;
     const outcome: TestOutcome = !luhn(number) ? refused('8')
       : expired ? refused('6')
-        : testOutcome(holderName(String(card.holderName ?? '')), number, body.authenticationData?.attemptAuthentication === 'always', authenticated);
+        : testOutcome(holderName(String(card.holderName ?? '')), number, body.authenticationData?.attemptAuthentication === 'always', authenticated, merchantInitiated);
     const manual = body.additionalData?.manualCapture === 'true' || (body.captureDelayHours ?? 0) > 0;
     const payment: Json = {
       pspReference: pspReference(), merchantReference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount,
       resultCode: outcome.resultCode, holderName: card.holderName, last4: number.slice(-4), paymentMethod: number.startsWith('5') ? 'mc' : 'visa',
-      captureDelayHours: body.captureDelayHours, manualCapture: manual, authorised: false, captured: 0, refunded: 0, cancelled: false,
+      captureDelayHours: body.captureDelayHours, manualCapture: manual, recurringProcessingModel: body.recurringProcessingModel, authorised: false, captured: 0, refunded: 0, cancelled: false,
       ...(outcome.refusalReasonCode ? { refusalReasonCode: outcome.refusalReasonCode, refusalReason: outcome.refusalReason } : {}),
     };
     payments.set(payment.pspReference, payment);
+    storedCredentials.push({
+      pspReference: payment.pspReference, merchantReference: body.reference, shopperInteraction: body.shopperInteraction ?? null,
+      recurringProcessingModel: body.recurringProcessingModel ?? null, networkPaymentReference: reference ?? null,
+    });
     const answer: Json = {
       pspReference: payment.pspReference, resultCode: outcome.resultCode, amount: body.amount, merchantReference: body.reference,
       ...(outcome.refusalReasonCode ? { refusalReason: outcome.refusalReason, refusalReasonCode: outcome.refusalReasonCode } : {}),
@@ -339,7 +363,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     switch (outcome.resultCode) {
       case 'Authorised':
         authorise(payment, expiry);
-        answer.additionalData = { cardSummary: payment.last4 };
+        answer.additionalData = { cardSummary: payment.last4, ...networkTxReferenceOf(payment) };
         break;
       case 'Received':
       case 'Pending':
@@ -361,9 +385,19 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     return { status: 200, body: answer };
   }
 
+  /**
+   * An approval's networkTxReference, which Adyen shows to a merchant using the MIT framework without its
+   * tokenization: on payments that name a recurringProcessingModel only.
+   */
+  function networkTxReferenceOf(payment: Json): Json {
+    return payment.recurringProcessingModel && payment.networkTxReference ? { networkTxReference: payment.networkTxReference } : {};
+  }
+
   /** An authorisation: its notification, and Adyen's own capture after it unless the payment waits for ours. */
   function authorise(payment: Json, expiry: string, additionalData: Json = {}) {
     payment.authorised = true;
+    // The card scheme's id of this approval (additionalData.networkTxReference), as Adyen shows it to merchants using the MIT framework.
+    payment.networkTxReference = networkTransactionId();
     notify(payment, 'AUTHORISATION', true, { reason: `${Math.floor(100000 + Math.random() * 899999)}:${payment.last4}:${expiry}`, additionalData: { cardSummary: payment.last4, ...additionalData } });
     if (!payment.manualCapture) {
       payment.captured = payment.amount.value;
@@ -417,7 +451,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     const about = { pspReference: payment.pspReference, merchantReference: payment.merchantReference };
     if (payment.challenge === 'waiting') return { status: 200, body: { ...about, resultCode: 'RedirectShopper' } };
     const additionalData = { cardSummary: payment.last4, ...(payment.authentication ?? {}) };
-    if (payment.resultCode === 'Authorised') return { status: 200, body: { ...about, resultCode: 'Authorised', additionalData } };
+    if (payment.resultCode === 'Authorised') return { status: 200, body: { ...about, resultCode: 'Authorised', additionalData: { ...additionalData, ...networkTxReferenceOf(payment) } } };
     return { status: 200, body: { ...about, resultCode: 'Refused', refusalReason: payment.refusalReason, refusalReasonCode: payment.refusalReasonCode, additionalData } };
   }
 
@@ -578,7 +612,10 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
 
   const double: AdyenDouble = {
     url: `http://127.0.0.1:${port}`,
-    state: () => ({ payments: [...payments.values()], modifications: [...modifications], creates_by_key: { ...createsByKey }, requests: [...requests] }),
+    state: () => ({
+      payments: [...payments.values()], modifications: [...modifications], creates_by_key: { ...createsByKey }, requests: [...requests],
+      stored_credentials: storedCredentials.map((use) => ({ ...use })),
+    }),
     behave(b: Behaviour) {
       behaviour = b;
       remaining = b.times ?? 1;

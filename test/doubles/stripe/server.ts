@@ -3,7 +3,9 @@
 // same key + same params → the stored answer, 5xx included; same key + other params → 400
 // idempotency_error) and answers with Stripe's published resource shapes (./fixtures, MIT).
 //
-// Test cards: https://docs.stripe.com/testing. Knobs: POST /__double/behaviour; state: GET /__double/state.
+// Test cards: https://docs.stripe.com/testing. Knobs: POST /__double/behaviour; state: GET /__double/state
+// (with the stored-credential parameters each confirmed create carried: off_session, setup_future_usage,
+// the card's mit_exemption; an approval's charge shows a network_transaction_id).
 //
 // 3-D Secure (https://docs.stripe.com/payments/3d-secure): the test cards of ../three-d-secure ask for a
 // challenge; with a return_url the intent answers `requires_action` with next_action.redirect_to_url to
@@ -19,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
+import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, networkTransactionId, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import fixtures from './fixtures/resources.json';
 
 type Params = Record<string, any>;
@@ -123,10 +125,27 @@ export function signStripePayload(payload: string, secret: string, timestamp = n
 
 interface Stored { fingerprint: string; status: number; body: unknown }
 
+/**
+ * The stored-credential parameters a confirmed create carried (https://docs.stripe.com/payments/save-during-payment,
+ * https://docs.stripe.com/payments/cits-and-mits), as the double received them: for tests to assert on.
+ */
+export interface StoredCredentialUse {
+  intent: string;
+  /** The create's metadata switchboard_charge_id (the adapter's charge id). */
+  charge_id: string | null;
+  setup_future_usage: string | null;
+  off_session: boolean;
+  /** payment_method_options[card][mit_exemption][network_transaction_id]. */
+  mit_network_transaction_id: string | null;
+}
+
 export interface StripeDouble {
   url: string;
   /** Intents, refunds, every event (delivered or not), and how many intents each idempotency key created. */
-  state(): { intents: any[]; refunds: any[]; events: StripeEvent[]; creates_by_key: Record<string, number>; requests: { method: string; path: string; idempotency_key?: string }[] };
+  state(): {
+    intents: any[]; refunds: any[]; events: StripeEvent[]; creates_by_key: Record<string, number>; requests: { method: string; path: string; idempotency_key?: string }[];
+    stored_credentials: StoredCredentialUse[];
+  };
   behave(behaviour: Behaviour): void;
   /** The webhook endpoint events go to from now on (null: none, events are only listed in state()). */
   setWebhook(endpoint: { url: string; secret: string } | null): void;
@@ -224,6 +243,20 @@ function threeDSecureError(p: Params) {
     if (p.confirm !== 'true') return invalid('return_url', 'The parameter return_url can only be passed when confirm is set to true.');
   }
   if (p.error_on_requires_action !== undefined && !['true', 'false'].includes(p.error_on_requires_action)) return invalid('error_on_requires_action', 'Invalid boolean');
+  return storedCredentialError(p, invalid);
+}
+
+/** Stripe's checks of off_session, setup_future_usage and the card's mit_exemption. */
+function storedCredentialError(p: Params, invalid: (param: string, message: string, code?: string) => ReturnType<typeof stripeError>) {
+  if (p.off_session !== undefined && !['true', 'false'].includes(p.off_session)) return invalid('off_session', 'Invalid boolean');
+  if (p.off_session !== undefined && p.confirm !== 'true') return invalid('off_session', 'The parameter off_session can only be passed when confirm is set to true.');
+  if (p.setup_future_usage !== undefined && !['on_session', 'off_session'].includes(p.setup_future_usage)) {
+    return invalid('setup_future_usage', 'Invalid setup_future_usage: must be one of on_session or off_session');
+  }
+  const mit = p.payment_method_options?.card?.mit_exemption;
+  if (mit !== undefined && (typeof mit.network_transaction_id !== 'string' || mit.network_transaction_id === '')) {
+    return invalid('payment_method_options[card][mit_exemption][network_transaction_id]', 'Invalid network_transaction_id');
+  }
   return undefined;
 }
 
@@ -239,6 +272,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const idempotency = new Map<string, Stored>();
   const createsByKey: Record<string, number> = {};
   const requests: { method: string; path: string; idempotency_key?: string }[] = [];
+  const storedCredentials: StoredCredentialUse[] = [];
+  /** Intents created with setup_future_usage or off_session: their approvals show a network transaction id. */
+  const storedCredentialIntents = new Set<string>();
   let behaviour: Behaviour | undefined;
   let remaining = 0;
   /** Intents at the challenge page: the card as their charge will show it, where the browser goes back, whether the issuer declines once authenticated. */
@@ -344,12 +380,19 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       id: id('pi'), amount, amount_capturable: 0, amount_received: 0, capture_method: captureMethod, created: now(), currency: p.currency,
       canceled_at: null, cancellation_reason: null, last_payment_error: null, latest_charge: null, next_action: null,
       metadata: p.metadata ?? {}, payment_method: id('pm'), payment_method_options: { card: { request_three_d_secure: options.request_three_d_secure ?? 'automatic' } },
-      payment_method_types: ['card'], status: 'requires_confirmation',
+      payment_method_types: ['card'], setup_future_usage: p.setup_future_usage ?? null, status: 'requires_confirmation',
     };
     pi.client_secret = `${pi.id}_secret_${randomBytes(8).toString('hex')}`;
     intents.set(pi.id, pi);
     emit('payment_intent.created', intentView(pi));
     if (p.confirm !== 'true') return { status: 200, body: pi };
+    const offSession = p.off_session === 'true';
+    const mitId: string | undefined = options.mit_exemption?.network_transaction_id;
+    if (p.setup_future_usage || offSession) storedCredentialIntents.add(pi.id);
+    storedCredentials.push({
+      intent: pi.id, charge_id: pi.metadata?.switchboard_charge_id ?? null, setup_future_usage: p.setup_future_usage ?? null, off_session: offSession,
+      mit_network_transaction_id: mitId ?? null,
+    });
     const details = cardDetails(card);
     const declined = (decline: Decline, threeDSecure?: unknown) => {
       const error = settle(pi, details, decline, threeDSecure);
@@ -362,7 +405,10 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     const imported = options.three_d_secure;
     const authenticated = issuedByADouble(imported?.cryptogram, imported?.transaction_id);
     const importedResult = authenticated ? threeDSecureDetails(imported.electronic_commerce_indicator ?? null, imported.transaction_id, imported.version, null) : undefined;
-    const step = issuerStep(card.number, { requested: ['any', 'challenge'].includes(options.request_three_d_secure), authenticated });
+    const step = issuerStep(card.number, {
+      requested: ['any', 'challenge'].includes(options.request_three_d_secure), authenticated,
+      ...(offSession ? { merchantInitiated: mitId ? { networkTransactionId: mitId } : {} } : {}),
+    });
     if (step === 'decline') return declined(DECLINED_AFTER_AUTHENTICATION, importedResult);
     if (step === 'authentication_required' || (step === 'challenge' && p.error_on_requires_action === 'true')) return declined(AUTHENTICATION_REQUIRED);
     if (step === 'challenge') {
@@ -386,10 +432,14 @@ export async function startStripeDouble(): Promise<StripeDouble> {
    * events. A decline answers the error Stripe puts in last_payment_error.
    */
   function settle(pi: any, details: ReturnType<typeof cardDetails>, decline?: Decline, threeDSecure?: unknown): Record<string, unknown> | undefined {
+    // An approval's network transaction id (payment_method_details.card.network_transaction_id): "present if
+    // returned by the financial network, null otherwise" — the double returns one for stored-credential intents only.
+    const shown = !decline && storedCredentialIntents.has(pi.id);
+    const card = { ...details.card, network_transaction_id: shown ? networkTransactionId() : null, ...(threeDSecure ? { three_d_secure: threeDSecure } : {}) };
     const charge: any = {
       ...fixtures.charge, id: id('ch'), amount: pi.amount, amount_captured: 0, amount_refunded: 0, captured: false, created: now(), currency: pi.currency,
       metadata: pi.metadata, payment_intent: pi.id, refunded: false, payment_method: pi.payment_method,
-      payment_method_details: threeDSecure ? { ...details, card: { ...details.card, three_d_secure: threeDSecure } } : details,
+      payment_method_details: { ...details, card },
     };
     charges.set(charge.id, charge);
     Object.assign(pi, { latest_charge: charge.id, next_action: null });
@@ -531,7 +581,10 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   /** The operation itself, once the request passed the checks (and was not an idempotent replay). */
   function route(method: string, path: string, p: Params, knobs?: Behaviour): { status: number; body: unknown } {
     const expand: string[] = Array.isArray(p.expand) ? p.expand : [];
-    if (method === 'POST' && path === '/v1/payment_intents') return createIntent(p);
+    if (method === 'POST' && path === '/v1/payment_intents') {
+      const made = createIntent(p);
+      return made.status === 200 ? { status: 200, body: intentView(made.body, expand) } : made;
+    }
     if (method === 'GET' && path === '/v1/payment_intents/search') {
       const match = /^metadata\['([^']+)'\]:'([^']*)'$/.exec(String(p.query ?? '').trim());
       if (!match) return stripeError(400, { type: 'invalid_request_error', code: 'parameter_invalid', param: 'query', message: 'The double understands metadata[\'key\']:\'value\' queries only.' });
@@ -642,7 +695,10 @@ export async function startStripeDouble(): Promise<StripeDouble> {
 
   const double: StripeDouble = {
     url: `http://127.0.0.1:${port}`,
-    state: () => ({ intents: [...intents.values()], refunds: [...refunds.values()], events: [...events], creates_by_key: { ...createsByKey }, requests: [...requests] }),
+    state: () => ({
+      intents: [...intents.values()], refunds: [...refunds.values()], events: [...events], creates_by_key: { ...createsByKey }, requests: [...requests],
+      stored_credentials: storedCredentials.map((use) => ({ ...use })),
+    }),
     behave(b: Behaviour) {
       behaviour = b;
       remaining = b.times ?? 1;

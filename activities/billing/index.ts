@@ -1,0 +1,22 @@
+import { markCaughtUp } from '../../db/test-clocks';
+import type { BillingActivities, SubscriptionRef } from '../../contracts/billing';
+import { changeActivities } from './changes';
+import { collectionActivities } from './collection';
+import { lifecycleActivities } from './lifecycle';
+import type { BillingActivityDeps } from './state';
+
+export type { BillingActivityDeps } from './state';
+
+/** The subscription activities (docs/billing.md); the workflow proxies them through the contract's BillingActivities. */
+export function billingActivities(deps: BillingActivityDeps) {
+  const collection = collectionActivities(deps);
+  return {
+    ...lifecycleActivities(deps),
+    ...changeActivities(deps, collection.pay),
+    payInvoice: collection.pay,
+    settleInvoice: collection.settle,
+    async caughtUp(ref: SubscriptionRef, testClockId: string, time: number): Promise<void> {
+      await markCaughtUp(deps.db, ref.environment, testClockId, ref.subscriptionId, new Date(time));
+    },
+  } satisfies Omit<BillingActivities, 'fanOutEvents'>;
+}
