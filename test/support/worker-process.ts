@@ -24,6 +24,8 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
       ...stackProcessEnv(stack, 'test-worker'),
       SIMULATOR_URL: stack.config.simulatorUrl ?? '',
       PROVIDER_TIMEOUT_MS: String(stack.config.providerTimeoutMs),
+      // Where processors post their notifications (a sandbox charge's notification_url): the test's API.
+      PUBLIC_URL: stack.config.publicUrl,
       WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
       // Test files run side by side: a fixed metrics port (and the SDK's on the next one) would collide.
       WORKER_METRICS_PORT: '0',
@@ -34,7 +36,8 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`the worker process did not start within 30 s:\n${output.slice(-2000)}`)), 30_000);
+    // A worker bundles its workflows at start: on two busy cores that has taken more than 30 s.
+    const timer = setTimeout(() => reject(new Error(`the worker process did not start within 90 s:\n${output.slice(-2000)}`)), 90_000);
     proc.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('worker started')) {
