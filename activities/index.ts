@@ -5,6 +5,7 @@ import { paymentActivities } from './payments';
 import { refundActivities } from './refunds';
 import { checkoutActivities } from './checkout';
 import { billingActivities } from './billing';
+import { disputeActivities } from './disputes';
 import { stuckPaymentActivities } from './stuck-payments';
 import { vaultActivities } from './vault';
 import { Vault } from '../lib/vault';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...refundActivities({ ...deps, vault }),
     ...checkoutActivities({ ...deps, vault }),
     ...billingActivities({ ...deps, vault }),
+    ...disputeActivities({ ...deps, vault }),
     ...stuckPaymentActivities(deps),
     ...vaultActivities({ ...deps, vault }),
   };

@@ -1,3 +1,5 @@
+import { DISPUTE_EVIDENCE_FIELDS } from '../lib/providers/disputes';
+
 /**
  * The one home of the audit trail's coverage (docs/security.md §19): which routes leave an audit event
  * when they succeed, under which action, about which resource, and which of their body fields are secret.
@@ -89,6 +91,11 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction>> = {
   'POST /subscriptions/:id/cancel': { action: 'subscription.canceled', resource: 'subscription', id: 'params.id' },
   'POST /invoices/:id/void': { action: 'invoice.voided', resource: 'invoice', id: 'params.id' },
   'POST /invoices/:id/mark-uncollectible': { action: 'invoice.marked_uncollectible', resource: 'invoice', id: 'params.id' },
+
+  // Disputes: the merchant's answer to a chargeback decides whether money comes back, as a refund
+  // decides whether it goes. The evidence is the customer's details and long texts: recorded as changed.
+  'POST /disputes/:id/evidence': { action: 'dispute.evidence_updated', resource: 'dispute', id: 'params.id', secret: DISPUTE_EVIDENCE_FIELDS },
+  'POST /disputes/:id/accept': { action: 'dispute.accepted', resource: 'dispute', id: 'params.id' },
 };
 
 /**

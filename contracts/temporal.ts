@@ -22,6 +22,9 @@ export const SEARCH_ATTRIBUTES = {
   /** A subscription's status (INCOMPLETE, TRIALING, ACTIVE, PAST_DUE, UNPAID, CANCELED, …): on subscription workflows. */
   SubscriptionStatus: defineSearchAttributeKey('SubscriptionStatus', 'KEYWORD'),
   SubscriptionId: defineSearchAttributeKey('SubscriptionId', 'KEYWORD'),
+  /** A dispute's status (NEEDS_RESPONSE, UNDER_REVIEW, WON, LOST, …): on dispute workflows. */
+  DisputeStatus: defineSearchAttributeKey('DisputeStatus', 'KEYWORD'),
+  DisputeId: defineSearchAttributeKey('DisputeId', 'KEYWORD'),
 } as const;
 
 /** Who asked: recorded on the events a workflow writes (ids only). */

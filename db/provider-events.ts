@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { NotifiedOperation, NotifiedOutcome, ProviderEventSignal } from '../contracts/temporal';
+import type { DisputeNotice } from '../lib/providers/disputes';
 import { envTable, type Environment } from './environments';
 
 /**
@@ -23,6 +24,8 @@ export interface ProviderEventRow {
   outcome: NotifiedOutcome | null;
   provider_code: string | null;
   payload: Record<string, unknown>;
+  /** A dispute's event, normalized (lib/providers/disputes.ts): what the dispute's workflow applies. */
+  dispute: DisputeNotice | null;
   delivered_at: Date | null;
   delivery: ProviderEventDelivery | null;
   created_at: Date;
@@ -38,7 +41,10 @@ const table = (db: Knex, env: Environment) => db<ProviderEventRow>(envTable(env,
  */
 export async function recordProviderEvent(db: Knex, env: Environment, event: NewProviderEvent): Promise<{ row: ProviderEventRow; inserted: boolean }> {
   const [inserted] = await db(envTable(env, 'provider_events'))
-    .insert({ ...event, outcome: event.outcome ? JSON.stringify(event.outcome) : null, payload: JSON.stringify(event.payload) })
+    .insert({
+      ...event, outcome: event.outcome ? JSON.stringify(event.outcome) : null, payload: JSON.stringify(event.payload),
+      dispute: event.dispute ? JSON.stringify(event.dispute) : null,
+    })
     .onConflict(['payment_provider_config_id', 'processor_event_id']).ignore()
     .returning('*') as ProviderEventRow[];
   if (inserted) return { row: inserted, inserted: true };
@@ -88,4 +94,9 @@ export async function providerEventsOfCharge(db: Knex, env: Environment, chargeI
 /** A config's events, oldest first. */
 export async function providerEventsOfConfig(db: Knex, env: Environment, configId: string): Promise<ProviderEventRow[]> {
   return table(db, env).where({ payment_provider_config_id: configId }).orderBy('created_at').orderBy('id');
+}
+
+/** A stored event by its id, for a dispute's workflow to apply (never what a signal says). */
+export async function findProviderEvent(db: Knex, env: Environment, id: string): Promise<ProviderEventRow | undefined> {
+  return table(db, env).where({ id }).first();
 }

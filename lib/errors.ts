@@ -36,6 +36,7 @@ export const ERRORS = {
   conflict: { status: 409, message: 'The request conflicts with a concurrent change.' },
   fee_already_exists: { status: 409, message: 'The config already has a fee for that method and installment count.' },
   too_many_attempts: { status: 409, message: 'The payment has failed too many confirmations and takes no more.' },
+  charge_disputed: { status: 409, message: 'The charge is disputed: it cannot be refunded while its dispute is open or after it was lost.' },
   // 415
   unsupported_media_type: { status: 415, message: 'Request bodies must be application/json.' },
   // 422

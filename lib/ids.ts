@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import { monotonicFactory, ulid as ulidOf } from 'ulid';
 
 /**
@@ -29,7 +29,7 @@ export function newUlid(): string {
 /** Type prefixes of every id Switchboard issues. */
 export const ID_PREFIXES = [
   'ws', 'usr', 'acct', 'mem', 'key', 'ntf', 'cus', 'addr', 'pm', 'pay', 'ch', 'rp', 'evt', 're', 'pp',
-  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev', 'aud', 'cs', 'plink', 'prod', 'price', 'sub', 'si', 'in', 'clock',
+  'ppm', 'ppc', 'fee', 'rule', 'we', 'whd', 'wha', 'set', 'pev', 'aud', 'cs', 'plink', 'prod', 'price', 'sub', 'si', 'in', 'clock', 'dp',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
@@ -52,4 +52,13 @@ const ID_SHAPE = /^[a-z]{2,5}_[0-9A-Za-z]{1,64}$/;
 export function looksLikeId(value: string, prefix?: IdPrefix): boolean {
   if (!ID_SHAPE.test(value)) return false;
   return prefix ? value.startsWith(`${prefix}_`) : true;
+}
+
+/**
+ * A dispute's id, drawn from the config and the processor's dispute id: every notification about one
+ * dispute, whichever comes first and however often, names the same `dp_…` and so the same workflow.
+ */
+export function disputeIdOf(providerConfigId: string, processorDisputeId: string): string {
+  const digest = createHash('sha256').update(`${providerConfigId}\n${processorDisputeId}`).digest('base64url').replace(/[-_]/g, '');
+  return `dp_${digest.slice(0, 26)}`;
 }

@@ -1,4 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
+import type { DisputeRateRow } from '../db/dispute-analytics';
 import type { AnalyticsInterval, HealthSeriesRow, HealthSums } from '../db/provider-health';
 import {
   LATENCY_BUCKETS_MS, type AnalyticsPoint, type CircuitState, type ProviderAnalytics,
@@ -108,6 +109,16 @@ const PointFields = {
 
 export const AnalyticsPointSchema = Type.Object(PointFields);
 
+export const DisputeRateSchema = Type.Object({
+  chargebacks: Type.Integer({ minimum: 0, description: 'disputes opened in the range that are chargebacks (inquiries and early fraud warnings are not)' }),
+  captured_charges: Type.Integer({ minimum: 0, description: 'charges made in the range that were captured' }),
+  dispute_rate: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+    description: 'chargebacks / captured_charges; null without captured charges. Card schemes watch it per merchant (Visa\'s programmes start near 0.9%)',
+  }),
+}, { description: 'the range\'s chargebacks against its captured charges, for the whole range (no series)' });
+
+export type DisputeRate = Static<typeof DisputeRateSchema>;
+
 export const ProviderAnalyticsSchema = Resource('provider_analytics', {
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),
@@ -119,6 +130,7 @@ export const ProviderAnalyticsSchema = Resource('provider_analytics', {
       type: 'string', enum: ['closed', 'open', 'half_open'], description: 'the circuit as routing sees it now (the elimination window)',
     }),
     totals: AnalyticsPointSchema,
+    disputes: DisputeRateSchema,
     series: Type.Array(Type.Object({ at: Type.String({ format: 'date-time', description: 'the interval\'s start (UTC)' }), ...PointFields }), {
       description: 'one point per interval overlapping [from, to), oldest first, including those without data',
     }),
@@ -127,12 +139,21 @@ export const ProviderAnalyticsSchema = Resource('provider_analytics', {
 
 export type ProviderAnalyticsResource = Static<typeof ProviderAnalyticsSchema> & ProviderAnalytics;
 
+/** The dispute rate from the counts. A rate can pass 1 when chargebacks come in for charges made before the range. */
+export function disputeRate(row: Pick<DisputeRateRow, 'chargebacks' | 'captured_charges'> | undefined): DisputeRate {
+  const chargebacks = row?.chargebacks ?? 0;
+  const captured = row?.captured_charges ?? 0;
+  return { chargebacks, captured_charges: captured, dispute_rate: captured > 0 ? chargebacks / captured : null };
+}
+
 export interface AnalyticsConfig { id: string; name: string; circuit: CircuitState }
 
-/** Totals and a dense series per config; rows of configs not listed are left out. */
+/** Totals, the dispute rate and a dense series per config; rows of configs not listed are left out. */
 export function serializeProviderAnalytics(
   range: { from: Date; to: Date; interval: AnalyticsInterval }, configs: readonly AnalyticsConfig[], rows: readonly HealthSeriesRow[],
+  disputeRows: readonly DisputeRateRow[] = [],
 ): ProviderAnalyticsResource {
+  const disputes = new Map(disputeRows.map((r) => [r.payment_provider_config_id, r]));
   const starts = intervalStarts(range.from, range.to, range.interval);
   const byConfig = new Map<string, Map<number, HealthSeriesRow>>();
   for (const row of rows) {
@@ -153,6 +174,7 @@ export function serializeProviderAnalytics(
         name: config.name,
         circuit: config.circuit,
         totals: analyticsPoint(totals),
+        disputes: disputeRate(disputes.get(config.id)),
         series: starts.map((at) => ({ at: at.toISOString(), ...analyticsPoint(series.get(at.getTime()) ?? EMPTY) })),
       };
     }),

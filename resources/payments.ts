@@ -15,6 +15,13 @@ const NullableStr = Type.Union([Type.String(), Type.Null()]);
 const Open = Type.Record(Type.String(), Type.Unknown());
 const Amount = Type.Integer({ description: 'minor units' });
 const Stamps = { created_at: Timestamp, updated_at: Timestamp };
+const Disputes = {
+  disputed: Type.Boolean({ description: 'a dispute (a chargeback, an inquiry or an early fraud warning) was opened on it' }),
+  amount_disputed: Type.Integer({ description: 'minor units: what its chargebacks claim (inquiries claim nothing)' }),
+};
+
+/** Whether a charge (or a payment, over its charges) is disputed, and for how much (db/disputes.ts disputedAmounts). */
+export interface DisputedAmount { disputed: boolean; amount: number }
 
 export const PaymentStatusSchema = Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)));
 
@@ -30,7 +37,7 @@ export const ChargeSchema = Resource('charge', {
   security: Open, transaction: Open, details: Open, metadata: Open, exchanges: Type.Array(Type.Unknown()),
   performance: Type.Object({ duration: Type.Number({ description: 'milliseconds' }) }, { additionalProperties: true }),
   routing_plan_id: NullableStr, payment_provider_id: NullableStr, payment_provider_config_id: NullableStr, payment_provider_method_id: NullableStr,
-  routing_origin: Str, payment_provider_config_snapshot: Open, decline_code: NullableStr, provider_reference: NullableStr, ...Stamps,
+  routing_origin: Str, payment_provider_config_snapshot: Open, decline_code: NullableStr, provider_reference: NullableStr, ...Disputes, ...Stamps,
 });
 
 export type Charge = Static<typeof ChargeSchema>;
@@ -66,7 +73,7 @@ export const PaymentSchema = Resource('payment', {
     description: 'the payment\'s workflow stopped acting on it (a write the database refuses for good): an operator settles it; the status stays what the money is',
   }),
   needs_attention_reason: Type.Union([Type.String(), Type.Null()], { description: 'why, while needs_attention (e.g. permanent_data_error)' }),
-  metadata: Type.Record(Type.String(), Type.String()), ...Stamps,
+  metadata: Type.Record(Type.String(), Type.String()), ...Disputes, ...Stamps,
   client_secret: Type.Optional(Type.String({
     description: 'The payment\'s own secret (`<id>_secret_…`), on every answer about this one payment to a secret key or a user: '
       + 'hand it to the customer\'s browser, which confirms and reads the payment with it and a publishable key. Never in lists or events.',
@@ -126,6 +133,10 @@ function withoutCredentialKeys(value: object, depth = 0): Record<string, unknown
     .map(([key, child]) => [key, withoutCredentials(child, depth + 1)]));
 }
 
+/**
+ * A charge as the API shows it, undisputed: the API's answers read its disputes and add them (withDispute).
+ * Events show a charge undisputed; its disputes have events of their own (charge.dispute.*).
+ */
 export function serializeCharge(row: ChargeRow | AnsweredCharge): Charge {
   const performance = row.performance ?? {};
   return {
@@ -159,9 +170,20 @@ export function serializeCharge(row: ChargeRow | AnsweredCharge): Charge {
     payment_provider_config_snapshot: withoutCredentialKeys(row.payment_provider_config_snapshot ?? {}),
     decline_code: row.decline_code ?? null,
     provider_reference: row.provider_reference ?? null,
+    disputed: false,
+    amount_disputed: 0,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
+}
+
+/** A serialized charge or payment with its disputes set (in place: no copy per read), when it has any. */
+export function withDispute<T extends Charge | Payment>(resource: T, dispute: DisputedAmount | undefined): T {
+  if (dispute) {
+    resource.disputed = dispute.disputed;
+    resource.amount_disputed = dispute.amount;
+  }
+  return resource;
 }
 
 /** A payment's embeds: its charges as rows; the others already serialized by their own resources. */
@@ -171,6 +193,9 @@ export interface PaymentEmbeds {
   customer?: Record<string, unknown> | null;
   events?: Event[];
   temporal?: Payment['temporal'];
+  /** The payment's disputes over its charges, and each charge's (by charge id): undisputed where absent. */
+  dispute?: DisputedAmount;
+  chargeDisputes?: ReadonlyMap<string, DisputedAmount>;
 }
 
 /** A payment, with the embeds it is given (and only those). */
@@ -202,17 +227,22 @@ export function serializePayment(row: PaymentRow | AnsweredPayment, embeds: Paym
     needs_attention: row.needs_attention_at != null,
     needs_attention_reason: row.needs_attention_reason ?? null,
     metadata: row.metadata ?? {},
+    disputed: false,
+    amount_disputed: 0,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
   // Added one by one rather than spread into the literal: a literal with spreads is built property by
   // property at run time, every read (see docs/performance.md#the-read-path).
-  if (embeds.charges) payment.charges = embeds.charges.map(serializeCharge);
+  if (embeds.charges) {
+    const disputes = embeds.chargeDisputes;
+    payment.charges = embeds.charges.map((charge) => withDispute(serializeCharge(charge), disputes?.get(charge.id)));
+  }
   if (embeds.customer !== undefined) payment.customer = embeds.customer;
   if (embeds.routing_plans) payment.routing_plans = embeds.routing_plans;
   if (embeds.events) payment.events = embeds.events;
   if (embeds.temporal) payment.temporal = embeds.temporal;
-  return payment;
+  return withDispute(payment, embeds.dispute);
 }
 
 /**

@@ -10,7 +10,16 @@ export interface CardVerdict {
   declineCode?: string;
   /** Present for the 3-D Secure test cards (when nothing else declined the card). */
   threeDSecure?: ThreeDSecureCard;
+  /** Present for the dispute test cards: what happens a while after the charge is captured. */
+  dispute?: DisputeScript;
 }
+
+/**
+ * How a dispute test card is disputed once captured: `fraudulent`, a chargeback (funds withdrawn with a
+ * fee); `inquiry`, a retrieval request that moves no money until lost; `warning`, an early fraud warning
+ * that closes by itself.
+ */
+export type DisputeScript = 'fraudulent' | 'inquiry' | 'warning';
 
 /**
  * How a 3-D Secure test card behaves. `required`: challenged on every authorization; `optional`: supports
@@ -36,6 +45,13 @@ const TEST_CARDS: Readonly<Record<string, string>> = {
   '4000000000009995': 'insufficient_funds',
   '4000000000000069': 'expired_card',
   '4000000000000119': 'processing_error',
+};
+
+// Stripe's dispute test cards, with the same meanings (docs/sandbox-processor.md#disputes-in-the-sandbox).
+const DISPUTE_CARDS: Readonly<Record<string, DisputeScript>> = {
+  '4000000000000259': 'fraudulent',
+  '4000000000001976': 'inquiry',
+  '4000000000005423': 'warning',
 };
 
 // Stripe's 3-D Secure test cards, with the same meanings (docs/sandbox-processor.md#3-d-secure-in-the-sandbox).
@@ -86,7 +102,8 @@ export function judgeCard(card: CardInput, now: Date): CardVerdict {
   if (!(expiresAt > now.getTime())) return { ...verdict, declineCode: 'expired_card' };
   if (card.cvc !== undefined && !/^\d{3,4}$/.test(card.cvc)) return { ...verdict, declineCode: 'incorrect_cvc' };
   const threeDSecure = THREE_D_SECURE_CARDS[pan];
-  return threeDSecure ? { ...verdict, threeDSecure } : verdict;
+  const dispute = DISPUTE_CARDS[pan];
+  return { ...verdict, ...(threeDSecure ? { threeDSecure } : {}), ...(dispute ? { dispute } : {}) };
 }
 
 /** What an authorization does first: approve, decline, or challenge the cardholder (3-D Secure). */

@@ -18,10 +18,26 @@ export interface SimulateKnobs {
   decline_after_authentication?: string;
   /** Every new authorization is declined with this code, whatever the card (one of AUTHORIZATION_DECLINE_CODES). */
   decline_code?: string;
+  /** How long after a dispute test card's capture its dispute comes (default 2 s). */
+  dispute_after_ms?: number;
+  /** How long a dispute gives to answer, from its creation (default 7 days). */
+  dispute_due_in_ms?: number;
+  /** How long a submitted dispute waits for its decision, and an early fraud warning before it closes (default 1 s). */
+  dispute_decision_ms?: number;
+}
+
+/** The largest value of each dispute timing knob: an hour, except the deadline (21 days, within a Node timer's reach). */
+export const DISPUTE_KNOB_MAX_MS = { dispute_after_ms: 3_600_000, dispute_due_in_ms: 1_814_400_000, dispute_decision_ms: 3_600_000 } as const;
+
+/** What a /v1 request carries past authentication: its knobs and the api key it was made with. */
+export interface SimulatorState {
+  knobs: SimulateKnobs;
+  apiKey: string;
 }
 
 const MAX_LATENCY_MS = 60_000;
-const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication', 'decline_code'];
+const KNOBS = ['outage', 'latency_ms', 'blackhole', 'error_after_work', 'decline_rate', 'soft_decline_rate', 'decline_after_authentication', 'decline_code',
+  ...Object.keys(DISPUTE_KNOB_MAX_MS)];
 const DECLINE_CODES: readonly string[] = AUTHORIZATION_DECLINE_CODES;
 
 export function parseKnobs(header: string): SimulateKnobs {
@@ -46,6 +62,10 @@ export function parseKnobs(header: string): SimulateKnobs {
   if (error_after_work !== undefined && typeof error_after_work !== 'boolean') throw invalid('error_after_work must be a boolean');
   if (latency_ms !== undefined && !(Number.isInteger(latency_ms) && (latency_ms as number) >= 0 && (latency_ms as number) <= MAX_LATENCY_MS)) {
     throw invalid(`latency_ms must be an integer from 0 to ${MAX_LATENCY_MS}`);
+  }
+  for (const [name, max] of Object.entries(DISPUTE_KNOB_MAX_MS)) {
+    const ms = knobs[name];
+    if (ms !== undefined && !(Number.isInteger(ms) && (ms as number) >= 0 && (ms as number) <= max)) throw invalid(`${name} must be an integer from 0 to ${max}`);
   }
   for (const [name, rate] of Object.entries({ decline_rate, soft_decline_rate })) {
     if (rate !== undefined && !(typeof rate === 'number' && rate >= 0 && rate <= 1)) throw invalid(`${name} must be a number from 0 to 1`);

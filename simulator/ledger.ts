@@ -4,7 +4,7 @@
 
 import { createHmac, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
-import { authorizationStep, CardInput, judgeCard, panOf } from './cards';
+import { authorizationStep, CardInput, judgeCard, panOf, type DisputeScript } from './cards';
 import { Challenges, type AuthenticationData, type Challenge } from './challenges';
 import { errorBody, SimulatorError } from './errors';
 import { Operations, type Answer, type Operation } from './operations';
@@ -91,6 +91,19 @@ export interface AuthorizeContext {
   declineCode?: string;
   /** The knobs' decline after a completed challenge (decline_after_authentication). */
   declineAfterAuthentication?: string;
+  /** The dispute timing knobs in force when the charge was made: a dispute test card's dispute follows them. */
+  disputeKnobs?: DisputeKnobs;
+}
+
+/** The dispute timing knobs (knobs.ts), each in milliseconds. */
+export interface DisputeKnobs { dispute_after_ms?: number; dispute_due_in_ms?: number; dispute_decision_ms?: number }
+
+/** A charge made with a dispute test card: how it is disputed once captured, and whom to tell (signed with the key that made it). */
+export interface Disputable {
+  script: DisputeScript;
+  apiKey: string;
+  notificationUrl?: string;
+  knobs: DisputeKnobs;
 }
 
 export class Ledger {
@@ -100,10 +113,15 @@ export class Ledger {
   private refunds = new Map<string, SimRefund>();
   /** Charge id → digest of the api key that made it. */
   private owners = new Map<string, string>();
+  private disputable = new Map<string, Disputable>();
   // Cards and owners are remembered by keyed digests, never a PAN or an api key.
   private readonly digestKey = randomBytes(32);
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  /**
+   * `onDisputable`: called when a charge made with a dispute test card is captured (with the
+   * authorization, at a challenge's end, or by a capture), where the simulator schedules its dispute.
+   */
+  constructor(private readonly now: () => Date = () => new Date(), private readonly onDisputable?: (charge: SimCharge, disputable: Disputable) => void) {}
 
   /** The operation under a key, with its charge as it is now (3-D Secure data for the key that made it only). */
   lookup(key: string, apiKey: string): { operation: Operation; answer: Answer; charge?: ChargeView } | undefined {
@@ -117,6 +135,12 @@ export class Ledger {
   chargeFor(id: string, apiKey: string): ChargeView | undefined {
     const charge = this.charges.get(id);
     return charge && this.owners.get(id) === this.keyDigest(apiKey) ? this.view(charge, apiKey) : undefined;
+  }
+
+  /** A charge as it is now, whoever made it (the simulator's own use: a dispute reads its amount). */
+  chargeNow(id: string): SimCharge | undefined {
+    const charge = this.charges.get(id);
+    return charge && { ...charge };
   }
 
   authorize(request: AuthorizeRequest, context: AuthorizeContext): { charge: SimCharge; answer: Answer } {
@@ -151,6 +175,12 @@ export class Ledger {
     };
     this.charges.set(charge.id, charge);
     this.owners.set(charge.id, this.keyDigest(context.apiKey));
+    if (verdict.dispute) {
+      this.disputable.set(charge.id, {
+        script: verdict.dispute, apiKey: context.apiKey, knobs: context.disputeKnobs ?? {},
+        ...(request.notification_url ? { notificationUrl: request.notification_url } : {}),
+      });
+    }
 
     if (step.kind === 'decline') return { charge, answer: this.decline(charge, step.declineCode) };
     if (step.kind === 'approve') return { charge, answer: this.approve(charge, request.capture) };
@@ -248,6 +278,7 @@ export class Ledger {
     this.charges.clear();
     this.refunds.clear();
     this.owners.clear();
+    this.disputable.clear();
     this.operations.reset();
     this.challenges.reset();
   }
@@ -275,7 +306,7 @@ export class Ledger {
     return { status: 402, body: errorBody(declineCode, `the card was declined (${declineCode})`, { charge: { ...charge } }) };
   }
 
-  // No PAN is kept, and an api key only where a notification must be signed with it (a challenge's).
+  // No PAN is kept, and an api key only where a notification must be signed with it (a challenge's, a dispute card's).
   private cardFingerprint(card: CardInput): string {
     return createHmac('sha256', this.digestKey).update(`card\n${panOf(card)}`).digest('hex');
   }
@@ -295,7 +326,14 @@ export class Ledger {
   }
 
   private update(charge: SimCharge, changes: Partial<SimCharge>): Answer {
+    const captured = changes.status === 'captured' && charge.status !== 'captured';
     Object.assign(charge, changes, { updated_at: this.now().toISOString() });
+    const disputable = captured ? this.disputable.get(charge.id) : undefined;
+    // Disputed once: the script is spent with the first capture.
+    if (disputable) {
+      this.disputable.delete(charge.id);
+      this.onDisputable?.({ ...charge }, disputable);
+    }
     return { status: 200, body: { ...charge } };
   }
 }

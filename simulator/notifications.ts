@@ -1,4 +1,4 @@
-// The simulator's notifications (docs/sandbox-processor.md#3-d-secure-in-the-sandbox): an event POSTed as
+// The simulator's notifications (docs/sandbox-processor.md#3-d-secure-in-the-sandbox, #disputes-in-the-sandbox): an event POSTed as
 // JSON to the notification_url an authorize gave, signed `Simulator-Signature: t=<unix seconds>,v1=<hex
 // HMAC-SHA256 of "<t>.<body>">` keyed by the api key the authorize was made with, and sent again with
 // backoff while the receiver answers anything but 2xx. Each try is signed afresh, so a notification held
@@ -8,6 +8,7 @@
 import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ulid } from 'ulid';
+import type { DisputeEvent } from './disputes';
 import type { ChargeView } from './ledger';
 
 export const SIGNATURE_HEADER = 'simulator-signature';
@@ -25,7 +26,10 @@ export function signatureHeader(rawBody: string, apiKey: string, unixSeconds: nu
   return `t=${unixSeconds},v1=${v1}`;
 }
 
-export interface SimulatorEvent {
+/** Every notification the simulator sends: a charge's (3-D Secure's end) or a dispute's (disputes.ts). */
+export type SimulatorEvent = ChargeEvent | DisputeEvent;
+
+export interface ChargeEvent {
   id: string;
   type: 'charge.authentication_completed';
   /** Unix seconds. */
@@ -33,7 +37,7 @@ export interface SimulatorEvent {
   data: { charge: ChargeView };
 }
 
-export function authenticationCompletedEvent(charge: ChargeView, now: Date): SimulatorEvent {
+export function authenticationCompletedEvent(charge: ChargeView, now: Date): ChargeEvent {
   return { id: `evt_sim_${ulid()}`, type: 'charge.authentication_completed', created: Math.floor(now.getTime() / 1000), data: { charge } };
 }
 
@@ -52,6 +56,8 @@ export interface NotificationView {
   event_id: string;
   type: string;
   charge_id: string;
+  /** The dispute a dispute's notification is about. */
+  dispute_id?: string;
   url: string;
   state: DeliveryState;
   body: string;
@@ -90,7 +96,9 @@ export class Notifier {
    */
   notify(url: string, apiKey: string, event: SimulatorEvent): Promise<void> {
     const record: NotificationRecord = {
-      view: { event_id: event.id, type: event.type, charge_id: event.data.charge.id, url, state: 'held', body: JSON.stringify(event), attempts: [] },
+      view: {
+        event_id: event.id, type: event.type, ...aboutOf(event), url, state: 'held', body: JSON.stringify(event), attempts: [],
+      },
       apiKey,
     };
     this.records.push(record);
@@ -202,6 +210,11 @@ export class Notifier {
       return false;
     }
   }
+}
+
+function aboutOf(event: SimulatorEvent): { charge_id: string; dispute_id?: string } {
+  if ('dispute' in event.data) return { charge_id: event.data.dispute.charge_id, dispute_id: event.data.dispute.id };
+  return { charge_id: event.data.charge.id };
 }
 
 function copy(view: NotificationView): NotificationView {

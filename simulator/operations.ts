@@ -6,7 +6,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { SimulatorError } from './errors';
 
-export type Operation = 'authorize' | 'capture' | 'void' | 'refund';
+export type Operation = 'authorize' | 'capture' | 'void' | 'refund' | 'dispute_evidence' | 'dispute_accept';
 
 export interface Answer {
   status: number;

@@ -8,10 +8,11 @@
 //   POST /v1/charges/:id/refunds        refund       { amount }
 //   GET  /v1/charges/:id                the charge now, for the api key that made it
 //   GET  /v1/operations/:key            the first answer given for an idempotency key, and the charge now
+//   POST /v1/disputes/:id/evidence, POST /v1/disputes/:id/accept, GET /v1/disputes/:id   (dispute-routes.ts)
 //   GET  /challenge/:id, POST /challenge/:id   the 3-D Secure challenge page and the cardholder's answer
 //   GET  /_inspect/keys/:key, GET /_inspect/stats, POST /_inspect/reset, GET /_inspect/challenges,
 //   GET  /_inspect/notifications, POST /_inspect/notifications/hold, POST /_inspect/notifications/release,
-//   GET  /_inspect/ledger, GET /_inspect/faults, POST /_inspect/faults,
+//   GET  /_inspect/ledger, GET /_inspect/faults, POST /_inspect/faults, GET /_inspect/disputes,
 //   GET  /healthz
 //
 // /v1 calls need `Authorization: Bearer <api key>` (any non-empty key); POSTs need `Idempotency-Key`.
@@ -25,7 +26,9 @@ import Koa, { Context, Next } from 'koa';
 import { Router } from '@koa/router';
 import { challengePage, completedPage, errorPage } from './challenge-page';
 import { errorBody, SimulatorError } from './errors';
-import { drawnDecline, parseKnobs, type SimulateKnobs } from './knobs';
+import { disputeRoutes } from './dispute-routes';
+import { Disputes } from './disputes';
+import { drawnDecline, parseKnobs, type SimulateKnobs, type SimulatorState as State } from './knobs';
 import { Ledger } from './ledger';
 import type { Answer, Operation } from './operations';
 import { authorizeRequest, invalid, optionalAmount, readForm, readJson, requiredAmount } from './requests';
@@ -62,6 +65,7 @@ export interface RunningSimulator {
 export interface Simulator {
   ledger: Ledger;
   notifier: Notifier;
+  disputes: Disputes;
   callback(): RequestListener;
   listen(port?: number, host?: string): Promise<RunningSimulator>;
 }
@@ -71,18 +75,15 @@ const OUTAGE: Answer = { status: 503, body: errorBody('provider_unavailable', 't
 
 const SERVER_ERROR: Answer = { status: 500, body: errorBody('internal_error', 'the processor failed while answering') };
 
-interface State {
-  knobs: SimulateKnobs;
-  apiKey: string;
-}
-
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
-  const ledger = new Ledger(now);
+  // A dispute test card's charge, once captured, is disputed later (disputes.ts).
+  const ledger = new Ledger(now, (charge, disputable) => disputes.schedule(charge, disputable));
   // Aborted on close, so pending latency timers and notification retries do not keep a stopped simulator alive.
   const shutdown = new AbortController();
   const notifier = new Notifier({ now, signal: shutdown.signal, timeoutMs: options.notificationTimeoutMs });
+  const disputes = new Disputes({ now, notify: (url, apiKey, event) => notifier.notify(url, apiKey, event), chargeNow: (id) => ledger.chargeNow(id), signal: shutdown.signal });
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   // Knobs for every /v1 request until cleared (a request's own X-Simulate wins over them).
   let faults: SimulateKnobs = {};
@@ -93,6 +94,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   inspect.post('/reset', (ctx) => {
     ledger.reset();
     notifier.reset();
+    disputes.reset();
     faults = {};
     ctx.body = { reset: true };
   });
@@ -165,6 +167,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         forcedDecline: drawnDecline(ctx.state.knobs, random()),
         declineCode: ctx.state.knobs.decline_code,
         declineAfterAuthentication: ctx.state.knobs.decline_after_authentication,
+        disputeKnobs: disputeKnobsOf(ctx.state.knobs),
       });
       return { answer, chargeId: charge.id, storedCredential: request.stored_credential };
     });
@@ -203,6 +206,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       : { status: 404, body: errorBody('not_found', `no operation with idempotency key ${key}`) };
     await answerAfterLatency(ctx, answer);
   });
+
+  disputeRoutes(api, inspect, { disputes, perform, answerAfterLatency });
 
   async function perform(
     ctx: Context & { state: State },
@@ -288,6 +293,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   return {
     ledger,
     notifier,
+    disputes,
     callback: () => app.callback(),
     listen(port = 0, host = '127.0.0.1') {
       const server = createServer(app.callback());
@@ -309,6 +315,10 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       });
     },
   };
+}
+
+function disputeKnobsOf({ dispute_after_ms, dispute_due_in_ms, dispute_decision_ms }: SimulateKnobs) {
+  return { dispute_after_ms, dispute_due_in_ms, dispute_decision_ms };
 }
 
 function html(ctx: Context, status: number, body: string): void {

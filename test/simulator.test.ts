@@ -1,6 +1,10 @@
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSandboxAdapter, SandboxAdapter, SandboxCredentials } from '../activities/providers/sandbox';
-import { CardData, GetStatusOutput, OperationOutput, ProviderExchange, RecurringAuthorization } from '../activities/providers/types';
+import { createSandboxAdapter, parseSandboxWebhook, SandboxAdapter, SandboxCredentials } from '../activities/providers/sandbox';
+import {
+  CardData, DisputeActionOutput, GetStatusOutput, OperationOutput, ProcessorEvent, ProviderExchange, RecurringAuthorization,
+} from '../activities/providers/types';
 import { createSimulator, RunningSimulator } from '../simulator/server';
 
 // The sandbox processor, exercised the way the worker uses it: through the sandbox adapter, over HTTP.
@@ -18,13 +22,14 @@ const exchanges: ProviderExchange[] = [];
 let sequence = 0;
 const nextKey = (): string => `ch_test_${Date.now()}_${++sequence}`;
 
-function keep<T extends OperationOutput | GetStatusOutput>(output: T): T {
+function keep<T extends OperationOutput | GetStatusOutput | DisputeActionOutput>(output: T): T {
   exchanges.push(output.exchange);
   return output;
 }
 
 async function authorize(number: string, options: {
   key?: string; amount?: number; installments?: number; creds?: SandboxCredentials; via?: SandboxAdapter; card?: Partial<CardData>; recurring?: RecurringAuthorization;
+  capture?: boolean; notificationUrl?: string;
 } = {}) {
   panSeen.add(number);
   const via = options.via ?? adapter;
@@ -36,6 +41,8 @@ async function authorize(number: string, options: {
     installments: options.installments ?? 1,
     card: card(number, options.card),
     ...(options.recurring ? { recurring: options.recurring } : {}),
+    ...(options.capture ? { capture: true } : {}),
+    ...(options.notificationUrl ? { notificationUrl: options.notificationUrl } : {}),
   }));
 }
 
@@ -442,6 +449,206 @@ describe('sandbox simulator through the sandbox adapter', () => {
       });
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ error: { code: 'invalid_request', message: 'soft_decline_rate must be a number from 0 to 1' } });
+    });
+  });
+
+  describe('disputes', () => {
+    // The dispute test cards, as Stripe's: a chargeback, an inquiry, an early fraud warning.
+    const CHARGEBACK = '4000000000000259';
+    const INQUIRY = '4000000000001976';
+    const WARNING = '4000000000005423';
+    const fast = (simulate: SandboxCredentials['simulate'] = {}): SandboxCredentials => ({
+      api_key: API_KEY, simulate: { dispute_after_ms: 20, dispute_decision_ms: 50, ...simulate },
+    });
+    let receiver: { url: string; events: ProcessorEvent[]; close(): Promise<void> };
+
+    beforeAll(async () => {
+      const events: ProcessorEvent[] = [];
+      const server: Server = createServer((req, res) => {
+        let body = '';
+        req.setEncoding('utf8');
+        req.on('data', (chunk: string) => { body += chunk; });
+        req.on('end', () => {
+          // Read as the engine reads them: verified with the config's api key, normalized.
+          const verdict = parseSandboxWebhook({ headers: { 'simulator-signature': String(req.headers['simulator-signature']) }, rawBody: body, credentials });
+          if (verdict.verified) events.push(...verdict.events);
+          res.writeHead(verdict.verified ? 200 : 401).end();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      receiver = {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+        events,
+        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      };
+    });
+    afterAll(() => receiver.close());
+    beforeEach(() => { receiver.events.length = 0; });
+
+    async function until<T>(what: string, read: () => T | undefined | Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = await read();
+        if (value !== undefined) return value;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    const eventsOf = (disputeId: string) => receiver.events.filter((event) => event.dispute?.processorDisputeId === disputeId);
+    const typesOf = (disputeId: string) => eventsOf(disputeId).map((event) => event.type);
+
+    /** A captured charge of a dispute test card, and the dispute that follows. */
+    async function disputed(number: string, creds = fast(), amount = 10_000) {
+      const key = nextKey();
+      const charge = approvedReference(await authorize(number, { key, amount, creds, capture: true, notificationUrl: receiver.url }));
+      const dispute = await until('the dispute', async () => (await inspect('disputes')).disputes.find((found: { charge_id: string }) => found.charge_id === charge));
+      return { key, charge, dispute };
+    }
+
+    function submit(disputeId: string, uncategorizedText: string, options: { key?: string; creds?: SandboxCredentials } = {}) {
+      return adapter.submitDisputeEvidence({
+        credentials: options.creds ?? fast(), processorDisputeId: disputeId, idempotencyKey: options.key ?? `${disputeId}:submit`,
+        evidence: { customer_name: 'Ada Lovelace', uncategorized_text: uncategorizedText }, reason: 'fraudulent',
+      }).then(keep);
+    }
+
+    it('disputes a captured 4000000000000259 as fraudulent: created, then the amount withdrawn with a fee, each a signed notification', async () => {
+      const { key, charge, dispute } = await disputed(CHARGEBACK, fast(), 7_500);
+
+      expect(dispute).toMatchObject({
+        id: expect.stringMatching(/^sdp_/), charge_id: charge, charge_idempotency_key: key, amount: 7_500, currency: 'USD', reason: 'fraudulent',
+        status: 'needs_response', is_inquiry: false, evidence_submitted_at: null,
+      });
+      const due = Date.parse(dispute.evidence_due_by) - Date.parse(dispute.created_at);
+      expect(due).toBe(7 * 24 * 3_600_000);
+      await until('the withdrawal', () => typesOf(dispute.id).includes('dispute.funds_withdrawn') || undefined);
+      const [created, withdrawn] = eventsOf(dispute.id);
+      expect(created).toMatchObject({
+        type: 'dispute.created', providerReference: charge, chargeId: key,
+        dispute: {
+          processorDisputeId: dispute.id, providerReference: charge, chargeId: key, status: 'NEEDS_RESPONSE', reason: 'fraudulent',
+          processorReason: 'fraudulent', amount: 7_500, currency: 'USD', isInquiry: false, evidenceDueBy: dispute.evidence_due_by,
+        },
+      });
+      expect(created.operation).toBeUndefined();
+      expect(withdrawn.dispute).toMatchObject({ funds: { kind: 'withdrawn', amount: 7_500, fee: 1_500, currency: 'USD' } });
+      expect(Date.parse(withdrawn.dispute!.occurredAt)).toBeGreaterThanOrEqual(Date.parse(created.dispute!.occurredAt));
+    });
+
+    it('decides a submission with winning_evidence as won, reinstating the funds; the key replays, a second submission is refused', async () => {
+      const { dispute } = await disputed(CHARGEBACK);
+
+      const first = await submit(dispute.id, 'see the delivery photo: winning_evidence');
+      expect(first).toMatchObject({ result: 'done', exchange: { operation: 'dispute_submit', outcome: 'approved', idempotency_key: `${dispute.id}:submit` } });
+      expect(first.exchange.request.body).toEqual({ evidence: ['customer_name', 'uncategorized_text'], submit: true });
+      expect(JSON.stringify(first.exchange)).not.toContain('Ada Lovelace');
+      expect((await submit(dispute.id, 'see the delivery photo: winning_evidence')).result).toBe('done');
+      expect(await submit(dispute.id, 'more', { key: `${dispute.id}:again` })).toMatchObject({
+        result: 'refused', reason: 'dispute_already_submitted', exchange: { outcome: 'hard_decline', decline_code: 'dispute_already_submitted' },
+      });
+
+      await until('the reinstatement', () => typesOf(dispute.id).includes('dispute.funds_reinstated') || undefined);
+      expect(typesOf(dispute.id)).toEqual(['dispute.created', 'dispute.funds_withdrawn', 'dispute.updated', 'dispute.closed', 'dispute.funds_reinstated']);
+      const statuses = eventsOf(dispute.id).map((event) => event.dispute?.status);
+      expect(statuses.slice(2)).toEqual(['UNDER_REVIEW', 'WON', 'WON']);
+      expect(eventsOf(dispute.id)[4].dispute?.funds).toEqual({ kind: 'reinstated', amount: 10_000, fee: 0, currency: 'USD' });
+      expect(await inspect(`disputes/${dispute.id}`)).toMatchObject({
+        status: 'won', evidence: { uncategorized_text: 'see the delivery photo: winning_evidence' }, evidence_submitted_at: expect.any(String),
+        balance_transactions: [{ type: 'withdrawal', amount: 10_000, fee: 1_500 }, { type: 'reinstatement', amount: 10_000, fee: 0 }],
+      });
+      expect(await inspect(`keys/${dispute.id}:submit`)).toMatchObject({ calls: 2, operation: 'dispute_evidence', status_code: 200 });
+    });
+
+    it('decides a submission without winning_evidence as lost, the funds kept', async () => {
+      const { dispute } = await disputed(CHARGEBACK);
+      expect((await submit(dispute.id, 'we shipped it')).result).toBe('done');
+
+      await until('the decision', () => typesOf(dispute.id).includes('dispute.closed') || undefined);
+      expect(eventsOf(dispute.id).at(-1)?.dispute?.status).toBe('LOST');
+      expect((await inspect(`disputes/${dispute.id}`)).balance_transactions).toHaveLength(1);
+    });
+
+    it('loses an accepted dispute at once; an answer after that is refused', async () => {
+      const { dispute } = await disputed(CHARGEBACK);
+
+      const accepted = keep(await adapter.acceptDispute({ credentials: fast(), processorDisputeId: dispute.id, idempotencyKey: `${dispute.id}:accept` }));
+      expect(accepted).toMatchObject({ result: 'done', exchange: { operation: 'dispute_accept', outcome: 'approved' } });
+      expect((await inspect(`disputes/${dispute.id}`)).status).toBe('lost');
+      expect(await submit(dispute.id, 'winning_evidence')).toMatchObject({ result: 'refused', reason: 'dispute_closed' });
+      await until('the closing notification', () => typesOf(dispute.id).includes('dispute.closed') || undefined);
+    });
+
+    it('4000000000001976 is an inquiry: no money moves, and a submission closes it', async () => {
+      const { dispute } = await disputed(INQUIRY);
+      expect(dispute).toMatchObject({ status: 'warning_needs_response', is_inquiry: true, reason: 'general', balance_transactions: [] });
+
+      expect((await submit(dispute.id, 'anything')).result).toBe('done');
+      await until('the closing', () => typesOf(dispute.id).includes('dispute.closed') || undefined);
+      expect(eventsOf(dispute.id).map((event) => event.dispute?.status)).toEqual(['WARNING_NEEDS_RESPONSE', 'WARNING_UNDER_REVIEW', 'WARNING_CLOSED']);
+      expect(eventsOf(dispute.id).every((event) => event.dispute?.isInquiry === true && !event.dispute.funds)).toBe(true);
+    });
+
+    it('4000000000005423 is an early fraud warning that closes by itself', async () => {
+      const { dispute } = await disputed(WARNING);
+      expect(dispute).toMatchObject({ status: 'warning_needs_response', is_inquiry: true, reason: 'fraudulent' });
+
+      await until('the closing', () => typesOf(dispute.id).includes('dispute.closed') || undefined);
+      expect(typesOf(dispute.id)).toEqual(['dispute.created', 'dispute.closed']);
+      expect((await inspect(`disputes/${dispute.id}`))).toMatchObject({ status: 'warning_closed', balance_transactions: [] });
+    });
+
+    it('refuses an answer after evidence_due_by, and loses the dispute nobody answered', async () => {
+      const creds = fast({ dispute_due_in_ms: 200 });
+      const { dispute } = await disputed(CHARGEBACK, creds);
+      expect(Date.parse(dispute.evidence_due_by) - Date.parse(dispute.created_at)).toBe(200);
+
+      await new Promise((resolve) => setTimeout(resolve, 220));
+      expect(await submit(dispute.id, 'winning_evidence', { creds })).toMatchObject({ result: 'refused', reason: 'dispute_deadline_passed' });
+      await until('the loss', () => typesOf(dispute.id).includes('dispute.closed') || undefined);
+      expect((await inspect(`disputes/${dispute.id}`)).status).toBe('lost');
+    });
+
+    it('disputes a charge only once it is captured, for the amount captured', async () => {
+      const charge = approvedReference(await authorize(CHARGEBACK, { creds: fast(), notificationUrl: receiver.url }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await inspect('disputes')).disputes).toEqual([]);
+
+      keep(await adapter.capture({ credentials: fast(), idempotencyKey: nextKey(), providerReference: charge, amount: 4_000, currency: 'USD' }));
+      const dispute = await until('the dispute', async () => (await inspect('disputes')).disputes[0]);
+      expect(dispute).toMatchObject({ charge_id: charge, amount: 4_000 });
+    });
+
+    it('disputes no other card, and shows a dispute to the api key of its charge only', async () => {
+      approvedReference(await authorize('4242424242424242', { creds: fast(), capture: true, notificationUrl: receiver.url }));
+      const { dispute } = await disputed(CHARGEBACK);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await inspect('disputes')).disputes).toHaveLength(1);
+
+      const get = (key: string) => fetch(`${simulator.url}/v1/disputes/${dispute.id}`, { headers: { authorization: `Bearer ${key}` } });
+      expect((await get(API_KEY)).status).toBe(200);
+      expect((await get('sk_sim_someone_else')).status).toBe(404);
+      expect(await submit(dispute.id, 'winning_evidence', { creds: { api_key: 'sk_sim_someone_else' } })).toMatchObject({ result: 'refused', reason: 'dispute_not_found' });
+    });
+
+    it('fails (to be asked again) when the processor is out, and refuses evidence it does not know', async () => {
+      const { dispute } = await disputed(CHARGEBACK);
+      expect(await submit(dispute.id, 'winning_evidence', { creds: fast({ outage: true }) })).toMatchObject({ result: 'failed', exchange: { outcome: 'transport_error' } });
+
+      const odd = keep(await adapter.submitDisputeEvidence({
+        credentials: fast(), processorDisputeId: dispute.id, idempotencyKey: `${dispute.id}:odd`, reason: 'fraudulent',
+        evidence: { shoe_size: '42' } as never,
+      }));
+      expect(odd).toMatchObject({ result: 'refused', reason: 'invalid_request' });
+      expect((await inspect(`disputes/${dispute.id}`)).status).toBe('needs_response');
+    });
+
+    it.each([['dispute_after_ms', -1], ['dispute_due_in_ms', 1.5], ['dispute_decision_ms', 3_600_001]])('rejects %s %j', async (knob, value) => {
+      const response = await fetch(`${simulator.url}/v1/operations/anything`, {
+        headers: { authorization: `Bearer ${API_KEY}`, 'x-simulate': JSON.stringify({ [knob]: value }) },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringContaining(`${knob} must be an integer`) } });
     });
   });
 

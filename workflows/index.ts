@@ -8,5 +8,6 @@ export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
 export { checkoutSessionWorkflow } from './checkout/workflow';
 export { subscriptionWorkflow } from './billing/workflow';
+export { disputeWorkflow } from './disputes/workflow';
 export { stuckPaymentWatchdogWorkflow } from './watchdog/workflow';
 export { vaultRotationWorkflow } from './vault/workflow';

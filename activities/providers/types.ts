@@ -21,8 +21,9 @@ import type { ExternalAuthentication, ProviderCredentials } from '../../lib/prov
 // Outcomes: what an operation's answer means, their own module (re-exported: one home, the same imports).
 export type { Approved, HardDecline, OutcomeKind, PendingOutcome, ProviderOutcome, RequiresAction, SoftDecline, TransportError, UnknownOutcome } from '../../lib/providers/outcomes';
 import type { OutcomeKind, ProviderOutcome } from '../../lib/providers/outcomes';
+import type { DisputeEvidence, DisputeReason } from '../../lib/providers/disputes';
 
-export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status' | 'authenticate' | 'reverse';
+export type ProviderOperation = 'authorize' | 'capture' | 'void' | 'refund' | 'get_status' | 'authenticate' | 'reverse' | 'dispute_submit' | 'dispute_accept';
 
 /**
  * One request/response with the provider, as recorded in the charge's `exchanges` array. Snake_case
@@ -179,12 +180,43 @@ export type GetStatusOutput =
 // ---------------------------------------------------------------------------------------------------
 // The adapter: what it offers (its catalogue entry, lib/providers/catalogue.ts) and its operations
 
+// ---------------------------------------------------------------------------------------------------
+// Disputes (docs/disputes.md): answering a processor's chargeback
+
+export interface DisputeActionInput {
+  credentials: ProviderCredentials;
+  /** The processor's id of the dispute (DisputeNotice.processorDisputeId). */
+  processorDisputeId: string;
+  /** `<dp id>:submit` or `<dp id>:accept`: the processor does the action once. */
+  idempotencyKey: string;
+}
+
+export interface SubmitDisputeEvidenceInput extends DisputeActionInput {
+  evidence: DisputeEvidence;
+  /** Our reason for the dispute, for processors that want a defense reason chosen by it (Adyen). */
+  reason: DisputeReason;
+}
+
+/**
+ * How the processor took the answer: `done` (it has it: the dispute is under review, or lost when
+ * accepted), `refused` (for good: past its deadline, already answered, not defendable), or `failed` (no
+ * answer: ask again). Its exchange is recorded on the dispute.
+ */
+export type DisputeActionOutput =
+  | { result: 'done'; exchange: ProviderExchange }
+  | { result: 'refused'; reason: string; exchange: ProviderExchange }
+  | { result: 'failed'; error: string; exchange: ProviderExchange };
+
 export interface ProviderAdapter extends Omit<ProviderCatalogueEntry, 'displayName'> {
   authorize(input: AuthorizeInput): Promise<AuthorizeOutput>;
   capture(input: CaptureInput): Promise<CaptureOutput>;
   void(input: VoidInput): Promise<VoidOutput>;
   refund(input: RefundInput): Promise<RefundOutput>;
   getStatus(input: GetStatusInput): Promise<GetStatusOutput>;
+  /** Sends a dispute's evidence and asks the processor to decide (Stripe's update with `submit`, Adyen's supply + defend). */
+  submitDisputeEvidence(input: SubmitDisputeEvidenceInput): Promise<DisputeActionOutput>;
+  /** Concedes a dispute (Stripe's close, Adyen's acceptDispute): the merchant does not contest it. */
+  acceptDispute(input: DisputeActionInput): Promise<DisputeActionOutput>;
   /**
    * How long after an unknown outcome a `not_found` look-up becomes conclusive, when longer than twice
    * the call's timeout (a provider whose look-up lags behind its writes, e.g. Stripe's search index).

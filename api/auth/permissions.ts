@@ -13,6 +13,7 @@ export const PERMISSION_CATALOGUE = {
   'refund': ['read', 'create'],
   'checkout': ['read', 'write'],
   'billing': ['read', 'write'],
+  'dispute': ['read', 'write'],
   'routing': ['read', 'write'],
   'webhook': ['read', 'write'],
   'notification': ['read', 'write'],

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { disputeRates } from '../../db/dispute-analytics';
 import { healthSeries, healthWindows, type AnalyticsInterval } from '../../db/provider-health';
 import { findProviderConfig, listProviderConfigs } from '../../db/provider-configs';
 import { routingSettingsOf } from '../../db/routing-settings';
@@ -38,7 +39,7 @@ export const analyticsRoutes = [
     method: 'get',
     path: '/analytics/providers',
     tag: 'Analytics',
-    summary: 'How each provider config did over a range: attempts, outcomes, approval rate, latency, and its circuit now',
+    summary: 'How each provider config did over a range: attempts, outcomes, approval rate, latency, dispute rate, and its circuit now',
     permission: 'routing:read',
     message: 'Provider analytics retrieved',
     query: Obj({
@@ -54,21 +55,23 @@ export const analyticsRoutes = [
       const { account, environment: env } = await access.forAccount();
       const now = new Date();
       const range = rangeOf(query, now);
-      const [settings, configs, rows] = await Promise.all([
+      const [settings, configs, rows, disputes] = await Promise.all([
         routingSettingsOf(deps.db, env, account.id),
         listProviderConfigs(deps.db, deps.vault, env, account.id),
         healthSeries(deps.db, env, account.id, range),
+        disputeRates(deps.db, env, account.id, range),
       ]);
-      // Configs deleted since they took payments in the range are shown too, under their names.
+      // Configs deleted since they took payments (or disputes) in the range are shown too, under their names.
       const listed = new Set(configs.map((c) => c.id));
-      const deleted = await Promise.all([...new Set(rows.map((r) => r.payment_provider_config_id))]
+      const active = [...rows, ...disputes].map((r) => r.payment_provider_config_id);
+      const deleted = await Promise.all([...new Set(active)]
         .filter((id) => !listed.has(id))
         .map((id) => findProviderConfig(deps.db, deps.vault, env, id)));
       const shown: { id: string; name: string }[] = [...configs];
       for (const config of deleted) if (config?.account_id === account.id) shown.push(config);
       const windows = await healthWindows(deps.db, env, shown.map((c) => c.id), settings.elimination.window_minutes, now);
       const withCircuits: AnalyticsConfig[] = shown.map((c) => ({ id: c.id, name: c.name, circuit: circuitState(windows[c.id], settings.elimination, now.getTime()) }));
-      return { data: serializeProviderAnalytics(range, withCircuits, rows) };
+      return { data: serializeProviderAnalytics(range, withCircuits, rows, disputes) };
     },
   }),
 ];

@@ -23,6 +23,7 @@ import { subscriptionRoutes } from './subscriptions';
 import { invoiceRoutes } from './invoices';
 import { testClockRoutes } from './test-clocks';
 import { billingSettingsRoutes } from './billing-settings';
+import { disputeRoutes } from './disputes';
 
 /** Every /v1 route. Adding a module here puts its routes on the server and in the OpenAPI document. */
 export const ROUTES: Route[] = [
@@ -42,6 +43,7 @@ export const ROUTES: Route[] = [
   ...paymentRoutes,
   ...eventRoutes,
   ...refundRoutes,
+  ...disputeRoutes,
   ...checkoutSessionRoutes,
   ...paymentLinkRoutes,
   ...auditEventRoutes,

@@ -214,7 +214,8 @@ export const paymentCreateRoute = defineRoute({
       const input = paymentInputOf(deps, scope, paymentId, body, guestCustomer?.id, workflowContext(ctx, principal));
       // A guest with a card saved to it stays (the card refers to it) if the workflow never starts.
       const result = await runCreate(deps, sealedStart(deps, input), confirmInput, { vaulted, guestId: guestWritten && !savedToGuest ? guestCustomer?.id : undefined });
-      if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}) };
+      // A payment made by this request has received no money before it, so it has no dispute to read.
+      if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}, undefined, { disputes: false }) };
       // The payment as the walk left it: the answer, and which card it kept.
       const row = await readPayment(deps.db, env, paymentId);
       // A retry that vaulted the card again while the first try's confirm went on with its own: this copy is never used.
@@ -224,7 +225,7 @@ export const paymentCreateRoute = defineRoute({
       // 201 whatever the walk's outcome, no_eligible_provider included: the payment exists, and its status
       // and last_error say how the confirm went (see docs/payments.md).
       return {
-        data: await respondWithPayment(deps, env, paymentId, { include_charges: true }, row),
+        data: await respondWithPayment(deps, env, paymentId, { include_charges: true }, row, { disputes: false }),
         message: result.outcome === 'processing' ? 'Payment is processing' : 'Payment created and confirmed',
       };
     },

@@ -1,9 +1,12 @@
 import type { Knex } from 'knex';
 import { addressesByCustomer, customersByIds } from '../../db/customers';
+import { disputedAmounts } from '../../db/disputes';
 import type { Environment } from '../../db/environments';
 import { eventsOfPayments } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
-import { chargesOfPayments, readPayment, type AnsweredPayment, type PaymentRow, type ReadPayment } from '../../db/payments';
+import {
+  chargesOfPayments, readPayment, type AnsweredCharge, type AnsweredPayment, type PaymentRow, type ReadPayment,
+} from '../../db/payments';
 import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
 import type { Config } from '../../lib/config';
@@ -12,7 +15,9 @@ import type { Access, AccountScope } from '../auth/access';
 import type { Permission } from '../auth/permissions';
 import { serializeCustomer } from '../../resources/customers';
 import { serializeEvent } from '../../resources/events';
-import { serializeCheckoutPayment, serializePayment, type CheckoutPayment, type Payment } from '../../resources/payments';
+import {
+  serializeCheckoutPayment, serializePayment, withDispute, type CheckoutPayment, type DisputedAmount, type Payment,
+} from '../../resources/payments';
 import { serializeRoutingPlan } from '../../resources/routing-plans';
 
 /** What a payment read embeds (the `include_*` query flags). */
@@ -41,32 +46,65 @@ export function requireIncludes(access: Access, scope: Pick<AccountScope, 'permi
   }
 }
 
+/** The disputes of some payments, each over its charges, and of each charge (by id). */
+interface PageDisputes { byPayment: Map<string, DisputedAmount>; byCharge: ReadonlyMap<string, DisputedAmount> }
+
+const NO_DISPUTES: PageDisputes = { byPayment: new Map(), byCharge: new Map() };
+
 /**
- * Payments as responses with what the include flags ask for: one query per embedded kind, whatever
- * the number of payments (no query per row).
+ * The disputes of a page of payments, in one query (two when the charges are not read anyway). Only a
+ * payment that received money can be disputed, so a page without one (most answers to a create or a
+ * confirm, failed and uncaptured payments) reads nothing.
  */
-export async function presentPayments(db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment)[], flags: PaymentIncludes): Promise<Payment[]> {
+async function disputesOfPayments(
+  db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment)[], charges: AnsweredCharge[] | undefined,
+): Promise<PageDisputes> {
+  const received = new Set(rows.filter((r) => Number(r.amount_received ?? 0) > 0).map((r) => r.id));
+  if (!received.size) return NO_DISPUTES;
+  const theirs = (charges ?? await chargesOfPayments(db, env, [...received])).filter((c) => received.has(c.payment_id));
+  const byCharge = await disputedAmounts(db, env, theirs.map((c) => c.id));
+  const byPayment = new Map<string, DisputedAmount>();
+  for (const charge of theirs) {
+    const dispute = byCharge.get(charge.id);
+    if (!dispute) continue;
+    byPayment.set(charge.payment_id, { disputed: true, amount: (byPayment.get(charge.payment_id)?.amount ?? 0) + dispute.amount });
+  }
+  return { byPayment, byCharge };
+}
+
+/**
+ * Payments as responses with what the include flags ask for, and their disputes: one query per embedded
+ * kind, whatever the number of payments (no query per row).
+ */
+export async function presentPayments(
+  db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment)[], flags: PaymentIncludes, readDisputes = true,
+): Promise<Payment[]> {
   if (!rows.length) return [];
   if (!flags.include_charges && !flags.include_routing_plans && !flags.include_events && !flags.include_customer) {
-    return rows.map((row) => serializePayment(row));
+    if (!readDisputes) return rows.map((row) => serializePayment(row));
+    const { byPayment } = await disputesOfPayments(db, env, rows, undefined);
+    return rows.map((row) => withDispute(serializePayment(row), byPayment.get(row.id)));
   }
   const ids = rows.map((r) => r.id);
   const customerIds = [...new Set(rows.map((r) => r.customer_id).filter((c): c is string => !!c))];
   const withCustomers = flags.include_customer && customerIds.length > 0;
   const [charges, plans, events, customers, addresses] = await Promise.all([
-    flags.include_charges ? chargesOfPayments(db, env, ids) : [],
+    flags.include_charges ? chargesOfPayments(db, env, ids) : undefined,
     flags.include_routing_plans ? routingPlansOfPayments(db, env, ids) : [],
     flags.include_events ? eventsOfPayments(db, env, ids) : [],
     withCustomers ? customersByIds(db, env, customerIds) : [],
     withCustomers ? addressesByCustomer(db, env, customerIds) : undefined,
   ]);
-  const chargesBy = groupBy(charges, 'payment_id');
+  const disputes = readDisputes ? await disputesOfPayments(db, env, rows, charges) : NO_DISPUTES;
+  const chargesBy = groupBy(charges ?? [], 'payment_id');
   const plansBy = groupBy(plans, 'payment_id');
   const eventsBy = groupBy(events, 'payment_id');
   const customersById = new Map(customers.map((c) => [c.id, c]));
   return rows.map((row) => {
     const customer = row.customer_id ? customersById.get(row.customer_id) : undefined;
     return serializePayment(row, {
+      dispute: disputes.byPayment.get(row.id),
+      chargeDisputes: disputes.byCharge,
       ...(flags.include_charges ? { charges: chargesBy.get(row.id) ?? [] } : {}),
       ...(flags.include_routing_plans ? { routing_plans: (plansBy.get(row.id) ?? []).map(serializeRoutingPlan) } : {}),
       ...(flags.include_events ? { events: (eventsBy.get(row.id) ?? []).map(serializeEvent) } : {}),
@@ -83,14 +121,16 @@ export async function presentCheckoutPayment(db: Knex, env: Environment, row: Pa
 
 /**
  * One payment as GET and the commands answer it (to a secret key or a user): read afresh (or as the caller
- * has just read it), with the embeds asked for, its client_secret and its workflow link.
+ * has just read it), with the embeds asked for, its disputes, its client_secret and its workflow link.
+ * `disputes: false` where the payment cannot have one (it was made or first confirmed by this request).
  */
 export async function respondWithPayment(
   deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: ReadPayment,
+  options: { disputes?: boolean } = {},
 ): Promise<Payment> {
   const row = read ?? await readPayment(deps.db, env, id);
   if (!row) throw new Error(`payment ${id} is missing`);
-  const [payment] = await presentPayments(deps.db, env, [row], flags);
+  const [payment] = await presentPayments(deps.db, env, [row], flags, options.disputes ?? true);
   payment.client_secret = row.client_secret;
   payment.temporal = paymentWorkflowLink(deps.config, id);
   return payment;

@@ -62,9 +62,10 @@ export const paymentRoutes = [
       const { row, env } = await findVisiblePayment(deps, access, params.id);
       const caller = callerOf(principal);
       const { payment, outcome } = await confirmWithCard(deps, { env, payment: row, body, caller, ctx });
+      // A payment being confirmed had received no money before, so it has no dispute to read.
       const data = caller.kind === 'publishable'
         ? await presentCheckoutPayment(deps.db, env, payment)
-        : await respondWithPayment(deps, env, row.id, { include_charges: true });
+        : await respondWithPayment(deps, env, row.id, { include_charges: true }, undefined, { disputes: false });
       return { data, message: outcome === 'processing' ? 'Payment is processing' : 'Payment confirmed' };
     },
   }),

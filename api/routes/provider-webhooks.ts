@@ -5,11 +5,13 @@ import { findCharge, findChargeByProviderReference, updateCharge, type ChargeRow
 import { markProviderEventDelivered, recordProviderEvent, type ProviderEventDelivery } from '../../db/provider-events';
 import { openConfigProvider, ProviderConfigNotFoundError, type ConfigProvider } from '../../db/provider-configs';
 import { findRefundWithCharge } from '../../db/refunds';
-import { looksLikeId, newId } from '../../lib/ids';
+import { disputeIdOf, looksLikeId, newId } from '../../lib/ids';
 import { catalogueEntry, isAdapterIdentifier } from '../../lib/providers/catalogue';
 import { logger } from '../../lib/logger';
 import { storableJson } from '../../lib/storable-text';
 import type { ProcessorEvent, ProviderCredentials } from '../../lib/providers/notification-types';
+import type { DisputeNotice } from '../../lib/providers/disputes';
+import { signalDisputeEvent } from '../../workflows/disputes/client';
 import { webhookParser } from '../../lib/providers/webhooks';
 import { signalProviderEvent, temporalUnavailableError } from '../../workflows/client';
 import type { ProviderEventSignal } from '../../contracts/temporal';
@@ -160,7 +162,10 @@ function refusedForMode(opened: Opened, event: ProcessorEvent): boolean {
 /** Stores one event (once) and signals its workflow, unless an earlier delivery of it did. */
 async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Promise<void> {
   const { env } = opened;
-  const target = refusedForMode(opened, event) ? undefined : await targetOf(deps, opened, event);
+  const refused = refusedForMode(opened, event);
+  const target = refused ? undefined : await targetOf(deps, opened, event);
+  const disputedCharge = refused || !event.dispute ? undefined : await disputedChargeOf(deps, opened, event.dispute);
+  const disputed = disputedCharge !== undefined;
   const { row, inserted } = await recordProviderEvent(deps.db, env, {
     id: newId('pev'),
     payment_provider_config_id: opened.config.id,
@@ -168,12 +173,13 @@ async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Pr
     processor_event_id: event.eventId,
     type: event.type,
     operation: event.operation ?? null,
-    payment_id: target?.charge.payment_id ?? null,
-    charge_id: target?.charge.id ?? null,
+    payment_id: (target?.charge ?? disputedCharge)?.payment_id ?? null,
+    charge_id: (target?.charge ?? disputedCharge)?.id ?? null,
     refund_id: target?.refundId ?? null,
     outcome: event.outcome ?? null,
     provider_code: event.providerCode ?? null,
     payload: event.payload,
+    dispute: disputed ? event.dispute! : null,
   });
   if (!inserted && row.delivered_at) return;
   // A 3-D Secure result travels sealed on the charge (for a later candidate), never in the signal.
@@ -181,7 +187,8 @@ async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Pr
     await updateCharge(deps.db, env, target.charge.id, { authentication_sealed: deps.vault.encryptJson(event.authentication) });
   }
   let delivery: ProviderEventDelivery = 'no_target';
-  if (target && event.operation && event.outcome) {
+  if (disputedCharge) delivery = await deliverDispute(deps, opened, event.dispute!, row.id);
+  else if (target && event.operation && event.outcome) {
     const signal: ProviderEventSignal = {
       eventId: row.id, type: event.type, operation: event.operation, chargeId: target.charge.id, outcome: event.outcome,
       ...(target.refundId ? { refundId: target.refundId } : {}), ...(event.providerCode ? { providerCode: event.providerCode } : {}),
@@ -194,4 +201,31 @@ async function deliver(deps: ApiDeps, opened: Opened, event: ProcessorEvent): Pr
     }
   }
   await markProviderEventDelivered(deps.db, env, row.id, delivery);
+}
+
+/**
+ * The charge a dispute is about, among this config's: by our id when the processor echoes it, else by
+ * the processor's payment reference; nothing for a charge another config made (stored, applied to nothing).
+ */
+async function disputedChargeOf(deps: ApiDeps, opened: Opened, notice: DisputeNotice): Promise<Pick<ChargeRow, 'id' | 'payment_id'> | undefined> {
+  const { env } = opened;
+  const configId = opened.config.id;
+  const byId = notice.chargeId && looksLikeId(notice.chargeId, 'ch') ? await findCharge(deps.db, env, notice.chargeId) : undefined;
+  const charge = byId ?? (notice.providerReference ? await findChargeByProviderReference(deps.db, env, configId, notice.providerReference) : undefined);
+  if (!charge || charge.payment_provider_config_id !== configId) return undefined;
+  return namesTheSameObject({ providerReference: notice.providerReference } as ProcessorEvent, charge) ? charge : undefined;
+}
+
+/** Hands the stored dispute event to its dispute's workflow, starting it for a dispute's first event. */
+async function deliverDispute(deps: ApiDeps, opened: Opened, notice: DisputeNotice, eventId: string): Promise<ProviderEventDelivery> {
+  const input = {
+    disputeId: disputeIdOf(opened.config.id, notice.processorDisputeId), environment: opened.env, providerConfigId: opened.config.id,
+    processorDisputeId: notice.processorDisputeId,
+  };
+  try {
+    await signalDisputeEvent(await deps.temporal(), input, eventId, opened.config.account_id);
+    return 'signalled';
+  } catch (err) {
+    throw temporalUnavailableError(err) ?? err;
+  }
 }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { chargeHasOpenDispute } from '../../db/disputes';
 import type { Environment } from '../../db/environments';
 import {
   capturedChargeOfPayment, findChargeToRefund, findPaymentToRefund, findRefund, listRefunds, refundableAmount, RefundTargetCharge,
@@ -41,9 +42,9 @@ export const refundRoutes = [
     method: 'post',
     path: '/refunds',
     tag: TAG,
-    summary: 'Refund a captured charge (or a payment\'s captured charge), in full or in part',
+    summary: 'Refund a captured charge (or a payment\'s captured charge), in full or in part; not a disputed one (409 charge_disputed)',
     permission: 'refund:create',
-    errors: ['not_found', 'invalid_state', 'refund_exceeds_available', 'temporal_unavailable'],
+    errors: ['not_found', 'invalid_state', 'charge_disputed', 'refund_exceeds_available', 'temporal_unavailable'],
     status: 201,
     message: 'Refund created',
     body: Obj({
@@ -77,6 +78,10 @@ export const refundRoutes = [
         paymentId = earlier.payment_id;
       } else {
         const charge = await targetCharge(deps, env, scope.account.id, body);
+        // The money is already the cardholder's bank's claim: a refund would pay it twice.
+        if (await chargeHasOpenDispute(deps.db, env, charge.id)) {
+          throw new ApiError('charge_disputed', undefined, { charge_id: charge.id });
+        }
         // A cheap early answer; the reservation in the workflow is what decides, atomically.
         const left = refundableAmount(charge);
         if (body.amount !== undefined ? body.amount > left : left <= 0) {

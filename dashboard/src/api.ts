@@ -2,6 +2,7 @@
  * The dashboard talks only to the public /v1 API, with the operator's own credential (an API key or a
  * JWT) kept in sessionStorage: it is gone when the tab closes.
  */
+import type { DisputeEvidenceField, DisputeReason, DisputeStatus } from '../../lib/providers/disputes';
 import type { ProviderAnalytics } from '../../lib/routing/adaptive-contract';
 
 // The analytics shapes are the API's own contract (pure types), not a copy.
@@ -119,7 +120,7 @@ export function client(session: Session) {
     replay: (id: string) => call<WebhookDelivery>(token, 'POST', `/webhook-deliveries/${encodeURIComponent(id)}/replay`, {}, {}).then((r) => r.data),
     /** Per provider config: totals, the circuit now and a series over [from, to) by `interval`. */
     providerAnalytics: (range: { from: string; to: string; interval: ProviderAnalytics['interval'] }) =>
-      get<ProviderAnalytics>('/analytics/providers', { account_id: accountId, ...range }),
+      get<ProviderAnalyticsView>('/analytics/providers', { account_id: accountId, ...range }),
     /** The account's audit trail, newest first (needs audit:read: OWNER and ADMIN). */
     auditEvents: (query: Query) => list<AuditEvent>('/audit-events', query),
     /** Just the payment: its status, for pages that link to it. */
@@ -136,6 +137,13 @@ export function client(session: Session) {
     invoice: (id: string) => get<Invoice>(`/invoices/${encodeURIComponent(id)}`, { account_id: accountId }),
     /** Tries the invoice's payment again now (needs billing:write); answers the invoice after. */
     payInvoice: (id: string) => write<Invoice>('POST', `/invoices/${encodeURIComponent(id)}/pay`),
+    disputes: (query: Query) => list<Dispute>('/disputes', query),
+    dispute: (id: string) => get<Dispute>(`/disputes/${encodeURIComponent(id)}`, { account_id: accountId }),
+    /** Saves evidence (needs dispute:write); with `submit` sends it to the processor, after which it takes no more. */
+    saveDisputeEvidence: (id: string, evidence: Partial<Record<DisputeEvidenceField, string>>, submit: boolean) =>
+      write<Dispute>('POST', `/disputes/${encodeURIComponent(id)}/evidence`, { ...evidence, ...(submit ? { submit: true } : {}) }),
+    /** Concedes the dispute: the processor closes it as lost. */
+    acceptDispute: (id: string) => write<Dispute>('POST', `/disputes/${encodeURIComponent(id)}/accept`),
     price: (id: string) => get<Price>(`/prices/${encodeURIComponent(id)}`, { account_id: accountId }),
     /**
      * The credential's own permissions on the account, or null when the API cannot say (a server
@@ -257,4 +265,23 @@ export interface Invoice {
 export interface Price {
   id: string; product_id: string; active: boolean; unit_amount: number; currency: string;
   recurring: { interval: 'day' | 'week' | 'month' | 'year'; interval_count: number };
+}
+
+/** The range's chargebacks against its captured charges, per provider config (`/analytics/providers`). */
+export interface DisputeRate { chargebacks: number; captured_charges: number; dispute_rate: number | null }
+
+export type ProviderAnalyticsView = Omit<ProviderAnalytics, 'providers'> & {
+  providers: (ProviderAnalytics['providers'][number] & { disputes?: DisputeRate })[];
+};
+
+export interface DisputeBalanceTransaction { kind: 'withdrawn' | 'reinstated'; amount: number; fee: number; currency: string; at: string }
+
+export interface Dispute {
+  id: string; payment_id: string; charge_id: string; account_id: string; amount: number; currency: string;
+  reason: DisputeReason; status: DisputeStatus; evidence_due_by: string | null;
+  evidence: Record<DisputeEvidenceField, string | null>; evidence_submitted_at: string | null; is_inquiry: boolean;
+  processor_dispute_id: string; balance_transactions: DisputeBalanceTransaction[];
+  evidence_details: { due_by: string | null; past_due: boolean; has_evidence: boolean; submission_count: number };
+  payment_provider_config_id: string; created_at: string; updated_at: string;
+  temporal?: { workflow_id: string; namespace: string; ui_url: string };
 }

@@ -20,10 +20,22 @@ const TONES: Record<string, Tone> = {
   // subscriptions and invoices (UNPAID, CANCELED, OPEN and PAID as above)
   ACTIVE: 'green', TRIALING: 'blue', INCOMPLETE: 'amber', INCOMPLETE_EXPIRED: 'grey', PAST_DUE: 'red',
   DRAFT: 'grey', UNCOLLECTIBLE: 'red', VOID: 'grey',
+  // disputes: red while an answer is owed, amber while the processor decides
+  NEEDS_RESPONSE: 'red', WARNING_NEEDS_RESPONSE: 'red', UNDER_REVIEW: 'amber', WARNING_UNDER_REVIEW: 'amber',
+  WARNING_CLOSED: 'grey', WON: 'green', LOST: 'red',
 };
 
+// Statuses whose words read badly humanized ("Warning needs response").
+const LABELS: Record<string, string> = {
+  WARNING_NEEDS_RESPONSE: 'Inquiry: needs response', WARNING_UNDER_REVIEW: 'Inquiry: under review', WARNING_CLOSED: 'Inquiry closed',
+};
+
+export function statusLabel(value: string): string {
+  return LABELS[value] ?? humanize(value);
+}
+
 export function Status({ value }: { value: string }) {
-  return <span class={`badge badge-${TONES[value] ?? 'grey'}`} data-status={value}>{humanize(value)}</span>;
+  return <span class={`badge badge-${TONES[value] ?? 'grey'}`} data-status={value}>{statusLabel(value)}</span>;
 }
 
 /** An HTTP status code coloured by class (0: no answer came back). */

@@ -71,3 +71,14 @@ export function period(start: string | null | undefined, end: string | null | un
 export function date(value: string | null | undefined): string {
   return value ? day.format(new Date(value)) : '—';
 }
+
+/** What is left until a deadline, coarsely (`6 d 23 h`, `4 h 10 min`, `45 s`); null once it has passed. */
+export function timeLeft(value: string, now = Date.now()): string | null {
+  const ms = new Date(value).getTime() - now;
+  if (ms <= 0) return null;
+  const s = Math.floor(ms / 1000);
+  const [d, h, m] = [Math.floor(s / 86_400), Math.floor((s % 86_400) / 3600), Math.floor((s % 3600) / 60)];
+  if (d > 0) return h ? `${d} d ${h} h` : `${d} d`;
+  if (h > 0) return m ? `${h} h ${m} min` : `${h} h`;
+  return m > 0 ? `${m} min` : `${s} s`;
+}

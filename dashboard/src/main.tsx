@@ -18,6 +18,8 @@ import { SubscriptionList } from './views/subscriptions';
 import { SubscriptionDetail } from './views/subscription';
 import { InvoiceList } from './views/invoices';
 import { InvoiceDetail } from './views/invoice';
+import { DisputeList } from './views/disputes';
+import { DisputeDetail } from './views/dispute';
 import './styles.css';
 
 function App() {
@@ -54,9 +56,11 @@ function App() {
   const expired = () => signOut('Your session ended (the credential was rejected). Sign in again.');
   const { path, query } = location;
   let view;
-  let section: 'payments' | 'checkout' | 'billing' | 'webhooks' | 'providers' | 'audit' = 'payments';
+  let section: 'payments' | 'disputes' | 'checkout' | 'billing' | 'webhooks' | 'providers' | 'audit' = 'payments';
   let params: Record<string, string> | null;
   if ((params = match('/payments/:id', path))) view = <PaymentDetail api={api} id={params.id} onUnauthorized={expired} />;
+  else if ((params = match('/disputes/:id', path))) { section = 'disputes'; view = <DisputeDetail api={api} id={params.id} onUnauthorized={expired} />; }
+  else if (path === '/disputes') { section = 'disputes'; view = <DisputeList api={api} query={query} onUnauthorized={expired} />; }
   else if ((params = match('/checkout/sessions/:id', path))) { section = 'checkout'; view = <CheckoutSessionDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if ((params = match('/checkout/links/:id', path))) { section = 'checkout'; view = <PaymentLinkDetail api={api} id={params.id} onUnauthorized={expired} />; }
   else if (path === '/checkout/links') { section = 'checkout'; view = <PaymentLinkList api={api} query={query} onUnauthorized={expired} />; }
@@ -78,6 +82,7 @@ function App() {
         <div class="brand"><span class="logo" aria-hidden="true">⇄</span> Switchboard</div>
         <nav class="nav">
           <Link to="/payments" class={section === 'payments' ? 'active' : ''}>Payments</Link>
+          <Link to="/disputes" class={section === 'disputes' ? 'active' : ''}>Disputes</Link>
           <Link to="/checkout" class={section === 'checkout' ? 'active' : ''}>Checkout</Link>
           <Link to="/billing" class={section === 'billing' ? 'active' : ''}>Billing</Link>
           <Link to="/webhooks" class={section === 'webhooks' ? 'active' : ''}>Webhooks</Link>

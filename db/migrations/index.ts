@@ -19,6 +19,7 @@ import * as sealedCommands from './019_sealed_commands';
 import * as clientSecrets from './020_client_secrets';
 import * as checkout from './021_checkout';
 import * as billing from './022_billing';
+import * as disputes from './023_disputes';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -44,6 +45,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['020_client_secrets', clientSecrets],
   ['021_checkout', checkout],
   ['022_billing', billing],
+  ['023_disputes', disputes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

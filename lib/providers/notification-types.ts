@@ -2,6 +2,7 @@
 // carry: pure types, shared by the API (which verifies webhooks) and the adapters (activities).
 
 import type { Approved, HardDecline, SoftDecline } from './outcomes';
+import type { DisputeNotice } from './disputes';
 
 /** A provider config's credentials, already validated against the adapter's credentials schema. */
 export type ProviderCredentials = Record<string, unknown>;
@@ -66,6 +67,8 @@ export interface ProcessorEvent {
    * Sealed on the charge by the API; never signalled.
    */
   authentication?: ExternalAuthentication;
+  /** A dispute's event (chargeback, inquiry, its funds, its end), normalized (lib/providers/disputes.ts). */
+  dispute?: DisputeNotice;
   /** The processor says the event is of its live mode (Stripe's signed `livemode`); absent: a test-mode event, or it does not say. */
   live?: boolean;
   /** The event as received, card data and secrets left out: what is stored. */

@@ -43,6 +43,7 @@ interface Fixtures {
   plan: string; endpoint: string; delivery: string; payment: string; refund: string;
   session: string; link: string;
   product: string; price: string; subscription: string; invoice: string; clock: string;
+  dispute: string;
 }
 
 interface Case {
@@ -93,6 +94,11 @@ const expectFields = (status: number, path: string) => (res: supertest.Response)
 const expectInvalidState = (res: supertest.Response) => {
   expect(res.status, JSON.stringify(res.body)).toBe(409);
   expect(res.body.error.details.reason).toBe('invalid_state');
+};
+/** Found in the account and sent to its workflow, which (for a dispute row written here) is not running. */
+const expectDisputeClosed = (res: supertest.Response) => {
+  expect(res.status, JSON.stringify(res.body)).toBe(409);
+  expect(res.body.error.details).toMatchObject({ reason: 'invalid_state', refusal: 'dispute_closed' });
 };
 
 const CASES: Record<string, Case> = {
@@ -242,6 +248,10 @@ const CASES: Record<string, Case> = {
   'POST /v1/invoices/{id}/pay': { params: (x) => ({ id: x.invoice }), ok: expectInvalidState },
   'POST /v1/invoices/{id}/void': { params: (x) => ({ id: x.invoice }), ok: expectInvalidState },
   'POST /v1/invoices/{id}/mark-uncollectible': { params: (x) => ({ id: x.invoice }), ok: expectInvalidState },
+  'GET /v1/disputes': { ok: 200 },
+  'GET /v1/disputes/{id}': { params: (x) => ({ id: x.dispute }), ok: 200 },
+  'POST /v1/disputes/{id}/evidence': { params: (x) => ({ id: x.dispute }), body: () => ({ uncategorized_text: 'receipt' }), ok: expectDisputeClosed },
+  'POST /v1/disputes/{id}/accept': { params: (x) => ({ id: x.dispute }), ok: expectDisputeClosed },
   // A is a production account: test clocks exist only in sandbox (the handler's own answer).
   'POST /v1/test-clocks': { body: () => ({ frozen_time: '2026-01-01T00:00:00Z' }), ok: expectFields(400, 'account_id') },
   'GET /v1/test-clocks': { ok: expectFields(400, 'account_id') },
@@ -331,6 +341,12 @@ beforeAll(async () => {
     currency: 'USD', period_start: now, period_end: now, lines: '[]', subtotal: 1000, amount_due: 1000,
   });
   await table('test_clocks').insert({ id: clock, account_id: a.account.id, frozen_time: now });
+  // A dispute of the settled charge, as its workflow's activity writes it (no workflow runs for it).
+  const dispute = newId('dp');
+  await table('disputes').insert({
+    id: dispute, account_id: a.account.id, payment_id: settled, charge_id: charge, payment_provider_config_id: config.id,
+    processor_dispute_id: `du_${unique('x')}`, amount: 1000, currency: 'USD', status: 'NEEDS_RESPONSE', status_at: now,
+  });
 
   f = {
     account: a.account.id,
@@ -339,7 +355,7 @@ beforeAll(async () => {
     membership: membership.id, notification,
     providerId: provider.id, methodIds, config: config.id, fee: fee.id, rule: rule.id,
     plan, endpoint: endpoint.id, delivery: deliveryIds[0], payment, refund, session, link,
-    product, price, subscription, invoice, clock,
+    product, price, subscription, invoice, clock, dispute,
   };
   expect(f.delivery).toMatch(/^whd_/);
 });

@@ -4,6 +4,8 @@ import { circuitState } from '../../lib/routing/adaptive';
 import { insertApiKey } from '../../db/api-keys';
 import { recordHealth, type HealthSample } from '../../db/provider-health';
 import { DEFAULT_ROUTING_SETTINGS, type HealthWindow, LATENCY_BUCKETS_MS } from '../../lib/routing/adaptive-contract';
+import { envTable } from '../../db/environments';
+import { disputeIdOf } from '../../lib/ids';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { createConfig, createProvider } from '../support/routing';
 import { CARDS, getPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
@@ -31,6 +33,17 @@ const sampleFor = (m: Merchant) => (configId: string, over: Partial<HealthSample
   providerConfigId: configId, accountId: m.account.id, at: new Date(), cardNetwork: 'VISA', currency: 'USD', attempt: true, outcome: 'approved',
   latencyMs: null, ...over,
 });
+
+/** A dispute row as the dispute engine writes it (the engine itself is not what these tests are about). */
+async function insertDispute(charge: any, over: { is_inquiry?: boolean; created_at?: Date; status?: string } = {}) {
+  const processorId = `du_${Math.random().toString(36).slice(2)}`;
+  await stack.db(envTable('production', 'disputes')).insert({
+    id: disputeIdOf(charge.payment_provider_config_id, processorId), account_id: charge.account_id, payment_id: charge.payment_id,
+    charge_id: charge.id, payment_provider_config_id: charge.payment_provider_config_id, processor_dispute_id: processorId,
+    amount: charge.amount, currency: charge.currency, reason: 'fraudulent', status: over.status ?? 'NEEDS_RESPONSE', status_at: new Date(),
+    is_inquiry: over.is_inquiry ?? false, created_at: over.created_at ?? new Date(), updated_at: new Date(),
+  });
+}
 
 const ZERO = {
   attempts: 0, approvals: 0, approval_rate: null, hard_declines: 0, soft_declines: 0, transport_errors: 0, unknown: 0,
@@ -80,6 +93,38 @@ describe('GET /analytics/providers after real payments', () => {
     expect(primary.series[0].at).toBe(new Date(Math.floor(Date.parse(data.from) / 3_600_000) * 3_600_000).toISOString());
     expect(primary.series.reduce((sum: number, p: any) => sum + p.attempts, 0)).toBe(4);
     expect(primary.series.filter((p: any) => p.attempts === 0).every((p: any) => JSON.stringify({ ...p, at: undefined }) === JSON.stringify({ ...ZERO, at: undefined }))).toBe(true);
+  });
+});
+
+describe('GET /analytics/providers, the dispute rate', () => {
+  it('counts chargebacks made in the range against the charges captured in it, per config', async () => {
+    const f = await paymentsFixture(stack);
+    for (const number of [CARDS.visa, CARDS.visa, CARDS.mastercard, CARDS.declined]) {
+      expect((await pay(stack, f.merchant, number)).status).toBe(200);
+    }
+    // Authorized only: not a captured charge.
+    expect((await pay(stack, f.merchant, CARDS.visa, { auto_capture: false })).status).toBe(200);
+    const payments = (await stack.http.get('/v1/payments?limit=10').set(bearer(f.merchant.secretKey))).body.data;
+    const charges = (await Promise.all(payments.map((p: any) => getPayment(stack, f.merchant, p.id)))).flatMap((p: any) => p.charges);
+    const captured = charges.filter((c: any) => c.status === 'CAPTURED');
+    expect(captured).toHaveLength(3);
+    const [first, second] = captured;
+    await insertDispute(first);
+    await insertDispute(second, { status: 'LOST' });
+    // An inquiry is not a chargeback, nor is a dispute opened before the range.
+    await insertDispute(captured[2], { is_inquiry: true, status: 'WARNING_NEEDS_RESPONSE' });
+    await insertDispute(captured[2], { created_at: new Date(Date.now() - 2 * 86_400_000) });
+
+    const res = await analytics(f.merchant);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(providerOf(res, f.primary.id).disputes).toEqual({ chargebacks: 2, captured_charges: 3, dispute_rate: 2 / 3 });
+    expect(providerOf(res, f.backup.id).disputes).toEqual({ chargebacks: 0, captured_charges: 0, dispute_rate: null });
+    // The range decides: the older dispute counts in a range that holds it (without its charge).
+    const older = await analytics(f.merchant, `?from=${new Date(Date.now() - 3 * 86_400_000).toISOString()}&to=${new Date(Date.now() - 86_400_000).toISOString()}`);
+    expect(providerOf(older, f.primary.id).disputes).toEqual({ chargebacks: 1, captured_charges: 0, dispute_rate: null });
+    // Another account sees none of it.
+    const other = await createMerchant(stack);
+    expect((await analytics(other)).body.data.providers).toEqual([]);
   });
 });
 
@@ -138,7 +183,7 @@ describe('GET /analytics/providers, numbers from known rows', () => {
       },
     ]);
     expect(providerOf(res, y.id)).toEqual({
-      provider_config_id: y.id, name: 'Yonder', circuit: 'closed', totals: ZERO,
+      provider_config_id: y.id, name: 'Yonder', circuit: 'closed', totals: ZERO, disputes: { chargebacks: 0, captured_charges: 0, dispute_rate: null },
       series: [{ at: '2030-03-01T10:00:00.000Z', ...ZERO }, { at: '2030-03-01T11:00:00.000Z', ...ZERO }],
     });
     expect(providerOf(res, z.id).totals).toMatchObject({ attempts: 1, approvals: 1, latency_ms: { mean: 40, p50: 40, p95: 40, p99: 40 } });

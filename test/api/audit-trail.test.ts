@@ -85,6 +85,23 @@ async function succeededPayment(): Promise<string> {
   return res.body.data.id;
 }
 
+/**
+ * A succeeded payment its processor disputes (Stripe's fraudulent-chargeback test card, which every
+ * processor here honours): the dispute, once its notification came in.
+ */
+async function disputedPayment(): Promise<string> {
+  const res = await stack.http.post('/v1/payments').set(bearer(m.secretKey))
+    .send({ amount: 1500, currency: 'USD', confirm: true, payment_method: card('4000000000000259') });
+  expect(res.body.data?.status, JSON.stringify(res.body)).toBe('SUCCEEDED');
+  for (let waited = 0; waited < 30_000; waited += 250) {
+    const listed = await stack.http.get(`/v1/disputes?payment_id=${res.body.data.id}`).set(bearer(m.secretKey));
+    const dispute = listed.body.data?.find((d: any) => d.status === 'NEEDS_RESPONSE');
+    if (dispute) return dispute.id;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`payment ${res.body.data.id} was not disputed within 30 s`);
+}
+
 /** Each audited route: how to call it once (after whatever it needs), and the resource the row must name. */
 const CASES: Record<string, () => Promise<{ call: Call; resourceId?: (res: supertest.Response) => string; account?: (res: supertest.Response) => string | null }>> = {
   'POST /accounts': async () => ({
@@ -221,6 +238,14 @@ const CASES: Record<string, () => Promise<{ call: Call; resourceId?: (res: super
     const sub = await subscription(CARDS.declined);
     return { call: post(`/v1/invoices/${sub.latest_invoice_id}/mark-uncollectible`, {}, m.secretKey), resourceId: () => sub.latest_invoice_id };
   },
+  'POST /disputes/:id/evidence': async () => {
+    const id = await disputedPayment();
+    return { call: post(`/v1/disputes/${id}/evidence`, { customer_name: 'Ada Lovelace', uncategorized_text: 'AUDITSECRET receipt' }, m.secretKey), resourceId: () => id };
+  },
+  'POST /disputes/:id/accept': async () => {
+    const id = await disputedPayment();
+    return { call: post(`/v1/disputes/${id}/accept`, {}, m.secretKey), resourceId: () => id };
+  },
 };
 
 async function monthlyPrice(): Promise<string> {
@@ -286,6 +311,8 @@ describe('the audit trail', () => {
     expect(byKey['POST /api-keys/:id/regenerate'].changes).toEqual({ key: '[changed]' });
     expect(byKey['POST /webhook-endpoints/:id/rotate-secret'].changes).toEqual({ expire_previous_in_seconds: 0, secret: '[changed]' });
     expect(byKey['POST /refunds'].changes).toMatchObject({ amount: 500 });
+    // Evidence is the customer's details and long texts: that it changed is recorded, not what it says.
+    expect(byKey['POST /disputes/:id/evidence'].changes).toEqual({ customer_name: '[changed]', uncategorized_text: '[changed]' });
 
     const everyRow = JSON.stringify(await stack.db('core.audit_events'));
     expect(plaintexts.length).toBeGreaterThan(6);

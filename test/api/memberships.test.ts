@@ -96,7 +96,7 @@ describe('POST /account-memberships: no role beyond the grantor\'s own', () => {
     // Holding every read as well, it may make a VIEWER, and still no more.
     const readsToo = await keyWith(m, {
       'account:membership': ['create', 'read'], account: ['read'], 'account:api:key': ['read'], customer: ['read'], payment: ['read'],
-      refund: ['read'], checkout: ['read'], routing: ['read'], webhook: ['read'], notification: ['read'], event: ['read'],
+      refund: ['read'], checkout: ['read'], billing: ['read'], dispute: ['read'], routing: ['read'], webhook: ['read'], notification: ['read'], event: ['read'],
     });
     expect((await invite(m, readsToo, 'VIEWER')).status).toBe(201);
     const developer = await invite(m, readsToo, 'DEVELOPER');

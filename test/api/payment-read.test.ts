@@ -66,6 +66,7 @@ describe('GET /v1/payments/:id', () => {
         pending_operation: null,
         needs_attention: false, needs_attention_reason: null,
         metadata: { order: '42', 'ключ': 'значение "quoted"' },
+        disputed: false, amount_disputed: 0,
         created_at: '2026-03-01T10:00:00.123Z', updated_at: '2026-03-01T10:00:05.456Z',
         client_secret: await clientSecretOf(id),
         temporal: {

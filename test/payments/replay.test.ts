@@ -44,6 +44,8 @@ describe('replaying recorded workflow histories', () => {
       expect(files).toEqual(expect.arrayContaining([`subscription-${name}.json`, `subscription-${name}-first.json`, `payment-invoice-${name}.json`]));
     }
     expect(files).toContain('subscription-canceled-now.json');
+    // Disputes (test/disputes/disputes.test.ts, RECORD_HISTORIES=dispute-won,…): won, accepted, and the deadline passed.
+    expect(files).toEqual(expect.arrayContaining(['dispute-won.json', 'dispute-accepted.json', 'dispute-overdue.json']));
   });
 
   it('replays every one against the current workflow code', async () => {

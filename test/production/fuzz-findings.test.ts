@@ -264,7 +264,7 @@ describe('fuzzer findings', () => {
 
     const KEYSET_LISTS = [
       '/v1/payments', '/v1/audit-events', '/v1/checkout-sessions', '/v1/payment-links',
-      '/v1/products', '/v1/prices', '/v1/subscriptions', '/v1/invoices',
+      '/v1/products', '/v1/prices', '/v1/subscriptions', '/v1/invoices', '/v1/disputes',
     ];
 
     it('declares the Idempotency-Key answers on every POST, and no 409/415/422 where nothing can give one', () => {
@@ -322,7 +322,7 @@ describe('fuzzer findings', () => {
     const PAGED_LISTS = [
       '/v1/customers', '/v1/events', '/v1/refunds', '/v1/webhook-endpoints', '/v1/webhook-deliveries', '/v1/notifications', '/v1/payments', '/v1/routing-plans',
       '/v1/audit-events', '/v1/checkout-sessions', '/v1/payment-links',
-      '/v1/products', '/v1/prices', '/v1/subscriptions', '/v1/invoices',
+      '/v1/products', '/v1/prices', '/v1/subscriptions', '/v1/invoices', '/v1/disputes',
     ];
 
     it(`refuses a page past ${MAX_PAGE} with 400 at query/page on every paged list (was 500 past bigint, or page 1 for 1e21), and declares it`, async () => {

@@ -67,7 +67,7 @@ export async function changeSubscription(
     }
     throw err;
   }
-  if (!answer.applied) throw new ApiError('invalid_state', answer.message, { reason: answer.code });
+  if (!answer.applied) throw new ApiError('invalid_state', answer.message, { refusal: answer.code });
 }
 
 /** Tells each subscription on a test clock that the clock moved (a nudge: each reads the clock's row). */

@@ -19,6 +19,7 @@ import {
 import { authenticationOf } from '../../../lib/providers/adyen/notifications';
 import { createAdyenTransport, type Call } from './transport';
 import { storedCredentialFields } from './stored-credentials';
+import { adyenDisputeActions } from './disputes';
 
 export interface AdyenAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port): where requests go instead of Adyen's endpoint. */
@@ -100,6 +101,7 @@ export function createAdyenAdapter(options: AdyenAdapterOptions = {}): AdyenAdap
     refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
     captureFailureWindowMs: CAPTURE_FAILURE_WINDOW_MS,
     lateAuthorizationWindowMs: LATE_AUTHORIZATION_WINDOW_MS,
+    ...adyenDisputeActions(send),
 
     authorize(input: AuthorizeInput) {
       const { card } = input;

@@ -13,6 +13,11 @@ import { errorOutcome } from './answers';
 import { withoutCardData } from '../../../lib/providers/adyen/notifications';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Adyen's Disputes API (v30, the library's) lives on the Customer Area hosts, test and live alike, with no account prefix. */
+export const ADYEN_DISPUTES_PATH = '/ca/services/DisputeService/v30';
+export const ADYEN_DISPUTES_TEST_BASE = 'https://ca-test.adyen.com';
+export const ADYEN_DISPUTES_LIVE_BASE = 'https://ca-live.adyen.com';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
 
 export interface AdyenTransportOptions {
@@ -38,11 +43,14 @@ interface Wire {
 
 export interface Call<T> {
   operation: ProviderOperation;
+  /** Which of Adyen's APIs: Checkout (default) or Disputes, each on its own host (a config's api_base serves both). */
+  service?: 'checkout' | 'disputes';
   idempotencyKey: string;
   path: string;
   /** What the exchange record shows of the request: an allow-list, never the card. */
   summary: Record<string, unknown>;
-  send: (checkout: CheckoutAPI, merchantAccount: string) => Promise<T>;
+  /** `client`: for another of the library's services than Checkout (its DisputesApi). */
+  send: (checkout: CheckoutAPI, merchantAccount: string, client: Client) => Promise<T>;
 }
 
 export type Reply<T> =
@@ -60,8 +68,9 @@ export function createAdyenTransport(options: AdyenTransportOptions): { send: <T
   });
 
   /** Where the call goes: the api_base, else Adyen's test or live endpoint (the latter under the account's prefix). */
-  function baseUrl(credentials: Partial<AdyenCredentials>): string | undefined {
+  function baseUrl(credentials: Partial<AdyenCredentials>, service: Call<unknown>['service']): string | undefined {
     if (options.apiBase) return new URL(options.apiBase).origin;
+    if (service === 'disputes') return live ? ADYEN_DISPUTES_LIVE_BASE : ADYEN_DISPUTES_TEST_BASE;
     if (!live) return ADYEN_TEST_API_BASE;
     return credentials.live_url_prefix ? adyenLiveApiBase(credentials.live_url_prefix) : undefined;
   }
@@ -109,7 +118,7 @@ export function createAdyenTransport(options: AdyenTransportOptions): { send: <T
       duration_ms: Math.round(performance.now() - started),
     });
     const given = credentials as Partial<AdyenCredentials>;
-    const base = baseUrl(given);
+    const base = baseUrl(given, call.service);
     if (!base) {
       const error = 'live_url_prefix missing: a live adyen config needs it (or the provider a config.api_base)';
       return { kind: 'error', outcome: { kind: 'transport_error', error }, exchange: exchange(error) };
@@ -121,7 +130,7 @@ export function createAdyenTransport(options: AdyenTransportOptions): { send: <T
       liveEndpointUrlPrefix: given.live_url_prefix,
     }, httpClient(base, wire));
     try {
-      const value = await call.send(new CheckoutAPI(client), given.merchant_account ?? '');
+      const value = await call.send(new CheckoutAPI(client), given.merchant_account ?? '', client);
       return { kind: 'ok', value, exchange: exchange() };
     } catch (err) {
       const text = err instanceof Error ? err.message : String(err);
@@ -141,11 +150,12 @@ export function createAdyenTransport(options: AdyenTransportOptions): { send: <T
   return { send };
 }
 
-/** The library's endpoint (Adyen's host, `/v71/…`) moved onto our base URL. */
+/** The library's endpoint (Adyen's host, `/v71/…` or the Disputes API's `/ca/services/DisputeService/v30/…`) moved onto our base URL. */
 function rebased(endpoint: string, base: string, params: ConstructorParameters<typeof URLSearchParams>[0] | undefined): string {
   const { pathname } = new URL(endpoint);
-  const at = pathname.indexOf(`/${ADYEN_CHECKOUT_VERSION}/`);
-  if (at < 0) throw new Error(`not a Checkout ${ADYEN_CHECKOUT_VERSION} endpoint: ${endpoint}`);
+  const disputes = pathname.startsWith(`${ADYEN_DISPUTES_PATH}/`);
+  const at = disputes ? 0 : pathname.indexOf(`/${ADYEN_CHECKOUT_VERSION}/`);
+  if (at < 0) throw new Error(`not a Checkout ${ADYEN_CHECKOUT_VERSION} or Disputes endpoint: ${endpoint}`);
   const query = params ? `?${new URLSearchParams(params).toString()}` : '';
   return `${base}${pathname.slice(at)}${query}`;
 }

@@ -13,6 +13,7 @@ import {
 } from '../types';
 import { SANDBOX_CATALOGUE, SandboxCredentials } from '../../../lib/providers/sandbox/credentials';
 import { authenticationOf, chargeOutcome, outcomeOf, redactAuthenticationValue } from '../../../lib/providers/sandbox/outcomes';
+import { sandboxDisputeActions } from './disputes';
 
 export interface SandboxAdapterOptions {
   /** Where the simulator listens, e.g. http://127.0.0.1:4010. */
@@ -228,6 +229,9 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
       const outcome = outcomeOf(found.status_code, found.response, found.charge);
       return { lookup: 'found', operation: found.operation, outcome, exchange: record(reply.exchange, outcome) };
     },
+
+    // Answering a dispute: evidence with submit, or acceptance (./disputes).
+    ...sandboxDisputeActions(send),
 
     close: () => agent.close(),
   };

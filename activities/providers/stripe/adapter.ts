@@ -8,12 +8,14 @@ import { guardAnswer, withReason, type Money } from '../answer-guard';
 import { recordExchange as record, redactSecrets } from '../exchange';
 import type {
   AuthorizeInput, CaptureInput, CompleteAuthenticationInput, CompleteAuthenticationOutput, GetStatusInput, GetStatusOutput, OperationOutput,
-  ProviderAdapter, ProviderExchange, ProviderOperation, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
+  ProviderAdapter, ProviderExchange, ProviderOutcome, RefundInput, ThreeDSecureRequest, VoidInput,
 } from '../types';
 import {
   authenticatedOutcome, CHARGE_ID_METADATA, errorOutcome, intentCode, intentOutcome, otherIntent, otherRefund, REFUND_ID_METADATA, refundOutcome,
 } from '../../../lib/providers/stripe/outcomes';
 import { mergedCardOptions, storedCredentialParams } from './stored-credentials';
+import { stripeDisputeActions } from './disputes';
+import type { Call, Reply } from './call';
 
 export interface StripeAdapterOptions {
   /** The provider's `config.api_base` (scheme, host, port); default Stripe's API. */
@@ -41,22 +43,6 @@ export const DEFAULT_RETURN_URL = 'https://switchboard.invalid/return';
 // Errors raised before the request could reach Stripe: safe to try another provider. Anything else after
 // sending (timeouts, resets) leaves the outcome unknown.
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-interface Call<T> {
-  operation: ProviderOperation;
-  idempotencyKey: string;
-  method: 'GET' | 'POST';
-  path: string;
-  /** What the exchange record shows of the request: an allow-list, never the card. */
-  summary?: Record<string, unknown>;
-  send: (stripe: Stripe) => Promise<Stripe.Response<T>>;
-  /** What the exchange record shows of the answer (default: all of it). */
-  shown?: (value: T) => unknown;
-}
-
-type Reply<T> =
-  | { kind: 'ok'; value: T; exchange: Omit<ProviderExchange, 'outcome'> }
-  | { kind: 'error'; outcome: ProviderOutcome; exchange: Omit<ProviderExchange, 'outcome'> };
 
 export function createStripeAdapter(options: StripeAdapterOptions = {}): ProviderAdapter {
   const { protocol, host, port } = stripeApiBaseParts(options.apiBase);
@@ -141,6 +127,7 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
     credentialsSchema: STRIPE_CATALOGUE.credentialsSchema,
     notFoundSettleMs: SEARCH_SETTLE_MS,
     refundReversalWindowMs: REFUND_REVERSAL_WINDOW_MS,
+    ...stripeDisputeActions(send),
 
     authorize(input: AuthorizeInput) {
       const { card } = input;

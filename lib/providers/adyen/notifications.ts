@@ -10,6 +10,7 @@ import { isObject } from '../wire';
 import type { ExternalAuthentication, NotifiedOperation, ProcessorEvent, WebhookRequest, WebhookVerdict } from '../notification-types';
 import type { Approved, HardDecline, SoftDecline } from '../outcomes';
 import { adyenRefusal, adyenRefusalCodeOf } from './decline-codes';
+import type { DisputeFunds, DisputeNotice, DisputeReason, DisputeStatus } from '../disputes';
 
 /** What Adyen expects back for a batch it may stop sending. */
 export const ADYEN_WEBHOOK_REPLY = { status: 200, body: '[accepted]', contentType: 'text/plain' } as const;
@@ -127,8 +128,12 @@ function notice(item: NotificationItem): Notice {
     case 'REFUND_FAILED':
     case 'REFUNDED_REVERSED':
       return failed('refund', 'refund_failed', { refundId: item.merchantReference, providerReference: original });
-    // Chargebacks, reports, …: stored and acknowledged, named by what they are about when it is ours.
+    // Reports, fraud notices, …: stored and acknowledged, named by what they are about when it is ours.
     default: {
+      if (DISPUTE_EVENTS.has(item.eventCode) && success) {
+        const dispute = disputeOf(item);
+        return { ...(dispute.chargeId ? { chargeId: dispute.chargeId } : {}), ...(dispute.providerReference ? { providerReference: dispute.providerReference } : {}), dispute };
+      }
       const reference = chargeOf(item.merchantReference);
       return {
         ...(reference.startsWith('ch_') ? { chargeId: reference } : reference.startsWith('re_') ? { refundId: reference } : {}),
@@ -136,6 +141,76 @@ function notice(item: NotificationItem): Notice {
       };
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Disputes (docs/disputes.md): an item's pspReference is the dispute's, its originalReference the payment's
+
+const DISPUTE_EVENTS = new Set([
+  'NOTIFICATION_OF_CHARGEBACK', 'REQUEST_FOR_INFORMATION', 'CHARGEBACK', 'CHARGEBACK_REVERSED', 'SECOND_CHARGEBACK', 'PREARBITRATION_WON',
+  'PREARBITRATION_LOST', 'INFORMATION_SUPPLIED', 'ISSUER_RESPONSE_TIMEFRAME_EXPIRED', 'DISPUTE_DEFENSE_PERIOD_ENDED',
+]);
+
+/**
+ * The card schemes' reason codes (Visa's `10.4`, Mastercard's `4837`, Amex's `F29`, Visa's retrieval `33`)
+ * as our reasons; any other code is `general`. Mastercard's 4853 "Cardholder Dispute" covers many grounds: general.
+ */
+const DISPUTE_REASON_CODES: Readonly<Record<string, DisputeReason>> = {
+  ...Object.fromEntries(['10.1', '10.2', '10.3', '10.4', '10.5', '4837', '4840', '4849', '4870', '4871', 'F24', 'F29', '33'].map((code) => [code, 'fraudulent'])),
+  ...Object.fromEntries(['13.1', '4855', '4859', 'C08', 'C18'].map((code) => [code, 'product_not_received'])),
+  ...Object.fromEntries(['13.3', '13.4', '13.5', 'C31', 'C32'].map((code) => [code, 'product_unacceptable'])),
+  ...Object.fromEntries(['12.6.1', '12.6.2', '4834', 'P08'].map((code) => [code, 'duplicate'])),
+  ...Object.fromEntries(['13.2', '4841', 'C28'].map((code) => [code, 'subscription_canceled'])),
+  ...Object.fromEntries(['13.6', '13.7', '4860', 'C02'].map((code) => [code, 'credit_not_processed'])),
+  4863: 'unrecognized',
+};
+
+/**
+ * What a dispute item says (docs/disputes.md#adyen has the table). Money moves on CHARGEBACK (withdrawn),
+ * CHARGEBACK_REVERSED (given back) and SECOND_CHARGEBACK (withdrawn again, after a reversal); Adyen's
+ * items carry no fee. An item about a Request for Information (rfi… codes, no chargeback code) is an inquiry.
+ */
+function disputeOf(item: NotificationItem): DisputeNotice {
+  const data = item.additionalData ?? {};
+  const code = (data.chargebackReasonCode ?? data.rfiReasonCode ?? '').trim();
+  const inquiry = item.eventCode === 'REQUEST_FOR_INFORMATION' || (!data.chargebackReasonCode && data.rfiReasonCode !== undefined);
+  const money = (kind: DisputeFunds['kind']): DisputeFunds => ({ kind, amount: item.amount.value, fee: 0, currency: item.amount.currency.toUpperCase() });
+  const open: DisputeStatus = inquiry ? 'WARNING_NEEDS_RESPONSE' : data.autoDefended === 'true' ? 'UNDER_REVIEW' : 'NEEDS_RESPONSE';
+  const verdict = data.disputeStatus === 'Won' ? 'WON' : data.disputeStatus && data.disputeStatus !== 'Pending' ? 'LOST' : undefined;
+  const about: Partial<DisputeNotice> = (() => {
+    switch (item.eventCode) {
+      case 'NOTIFICATION_OF_CHARGEBACK': case 'REQUEST_FOR_INFORMATION': return { status: open };
+      case 'CHARGEBACK': return { status: open, funds: money('withdrawn') };
+      case 'CHARGEBACK_REVERSED': return { status: 'WON', funds: money('reinstated') };
+      case 'SECOND_CHARGEBACK': return { status: 'LOST', funds: money('withdrawn') };
+      case 'PREARBITRATION_WON': return { status: 'WON' };
+      case 'PREARBITRATION_LOST': return { status: 'LOST' };
+      case 'INFORMATION_SUPPLIED': return { status: inquiry ? 'WARNING_UNDER_REVIEW' : 'UNDER_REVIEW' };
+      // The issuer let the answer stand, or did not answer: an inquiry ends; a chargeback says how.
+      case 'ISSUER_RESPONSE_TIMEFRAME_EXPIRED': return inquiry ? { status: 'WARNING_CLOSED' } : verdict ? { status: verdict } : {};
+      // Not defended in time, or accepted: lost (an inquiry's end comes by ISSUER_RESPONSE_TIMEFRAME_EXPIRED).
+      default: return inquiry ? {} : { status: verdict ?? 'LOST' };
+    }
+  })();
+  const reference = chargeOf(item.merchantReference);
+  const due = isoDate(data.defensePeriodEndsAt);
+  return {
+    processorDisputeId: item.pspReference,
+    ...(item.originalReference ? { providerReference: item.originalReference } : {}),
+    ...(reference.startsWith('ch_') ? { chargeId: reference } : {}),
+    ...about,
+    ...(code ? { reason: DISPUTE_REASON_CODES[code] ?? 'general', processorReason: code } : {}),
+    amount: item.amount.value,
+    currency: item.amount.currency.toUpperCase(),
+    ...(due ? { evidenceDueBy: due } : {}),
+    isInquiry: inquiry,
+    occurredAt: isoDate(item.eventDate) ?? new Date().toISOString(),
+  };
+}
+
+function isoDate(text: string | undefined): string | undefined {
+  const at = text ? new Date(text) : undefined;
+  return at && !Number.isNaN(at.getTime()) ? at.toISOString() : undefined;
 }
 
 /**

@@ -25,6 +25,16 @@ export const SandboxSimulateSchema = Type.Object(
     decline_after_authentication: Type.Optional(Type.String({
       pattern: '^[a-z_]{1,40}$', description: 'a card that is challenged declines with this code once the cardholder has authenticated (e.g. issuer_unavailable: a soft decline after 3-D Secure)',
     })),
+    // The dispute test cards' timing (docs/sandbox-processor.md#disputes-in-the-sandbox); the limits are the simulator's.
+    dispute_after_ms: Type.Optional(Type.Integer({
+      minimum: 0, maximum: 3_600_000, description: 'how long after a dispute test card is captured its dispute comes (default 2000)',
+    })),
+    dispute_due_in_ms: Type.Optional(Type.Integer({
+      minimum: 0, maximum: 1_814_400_000, description: 'how long a dispute gives to answer, from its creation (default 7 days)',
+    })),
+    dispute_decision_ms: Type.Optional(Type.Integer({
+      minimum: 0, maximum: 3_600_000, description: 'how long a submitted dispute waits for its decision, and an early fraud warning before it closes (default 1000)',
+    })),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
-// The sandbox processor's notifications (docs/sandbox-processor.md#3-d-secure-in-the-sandbox): the
+// The sandbox processor's notifications (docs/sandbox-processor.md#3-d-secure-in-the-sandbox, and
+// #disputes-in-the-sandbox: disputes.ts reads those): the
 // `Simulator-Signature` checked over the exact bytes received with the config's api key, the one event of
 // a request normalized to a ProcessorEvent. Pure: the API stores what this returns and signals the workflows.
 
@@ -6,7 +7,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SandboxCredentials } from './credentials';
 import { redactSecrets } from '../redact';
 import { isObject, parseJson } from '../wire';
+import type { DisputeNotice } from '../disputes';
 import type { ProcessorEvent, WebhookRequest, WebhookVerdict } from '../notification-types';
+import { sandboxDisputeNotice } from './disputes';
 import { authenticationOf, chargeOutcome, redactAuthenticationValue } from './outcomes';
 
 /** What the simulator expects back: any 2xx. */
@@ -48,7 +51,9 @@ export function parseSandboxWebhook(request: WebhookRequest, nowSeconds = Math.f
   if (!isObject(event) || typeof event.id !== 'string' || typeof event.type !== 'string' || !isObject(event.data)) {
     return { verified: false, error: 'the body is not a simulator event' };
   }
-  const normalized: ProcessorEvent = { eventId: event.id, type: event.type, ...notice(event.type, event.data.charge), payload: storedEvent(event) };
+  const dispute = sandboxDisputeNotice(event.type, event.data, event.created);
+  const about = dispute ? disputed(dispute) : notice(event.type, event.data.charge);
+  const normalized: ProcessorEvent = { eventId: event.id, type: event.type, ...about, payload: storedEvent(event) };
   return { verified: true, events: [normalized], rejected: 0, reply: { ...SANDBOX_WEBHOOK_REPLY } };
 }
 
@@ -69,6 +74,15 @@ function notice(type: string, charge: unknown): Notice {
     outcome,
     ...(providerCode ? { providerCode } : {}),
     ...(authentication ? { authentication } : {}),
+  };
+}
+
+/** A dispute's event names its charge (ours, echoed, and the simulator's) and carries the notice; no operation, no outcome. */
+function disputed(dispute: DisputeNotice): Notice {
+  return {
+    ...(dispute.providerReference ? { providerReference: dispute.providerReference } : {}),
+    ...(dispute.chargeId ? { chargeId: dispute.chargeId } : {}),
+    dispute,
   };
 }
 

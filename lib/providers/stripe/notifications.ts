@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import type { StripeCredentials } from './credentials';
 import { redactSecrets } from '../redact';
 import type { NotifiedOperation, ProcessorEvent, WebhookRequest, WebhookVerdict } from '../notification-types';
+import type { DisputeFunds, DisputeNotice, DisputeReason, DisputeStatus } from '../disputes';
 import { CHARGE_ID_METADATA, declineOutcome, intentOutcome, REFUND_ID_METADATA, refundOutcome } from './outcomes';
 
 /** What Stripe expects back: any 2xx; the body is not read. */
@@ -70,6 +71,12 @@ function notice(event: Stripe.Event): Notice {
     case 'refund.failed':
     case 'charge.refund.updated':
       return refundNotice(event.data.object);
+    case 'charge.dispute.created':
+    case 'charge.dispute.updated':
+    case 'charge.dispute.closed':
+    case 'charge.dispute.funds_withdrawn':
+    case 'charge.dispute.funds_reinstated':
+      return disputeNotice(event.data.object, event.type, event.created);
     default:
       return {};
   }
@@ -102,6 +109,66 @@ function refundNotice(refund: Stripe.Refund): Notice {
   if (outcome.kind === 'approved') return { ...about, operation: 'refund', outcome };
   if (outcome.kind === 'hard_decline') return { ...about, operation: 'refund', outcome, providerCode: refund.failure_reason ?? refund.status ?? 'failed' };
   return about;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Disputes (https://docs.stripe.com/disputes/api): every dispute event carries the whole dispute
+
+/** Stripe's dispute statuses, as ours. */
+const DISPUTE_STATUS: Record<string, DisputeStatus> = {
+  warning_needs_response: 'WARNING_NEEDS_RESPONSE', warning_under_review: 'WARNING_UNDER_REVIEW', warning_closed: 'WARNING_CLOSED',
+  needs_response: 'NEEDS_RESPONSE', under_review: 'UNDER_REVIEW', won: 'WON', lost: 'LOST',
+};
+
+/** Stripe's reasons that are ours by name; the others (bank_cannot_process, customer_initiated, noncompliant, …) are `general`. */
+const DISPUTE_REASON: Record<string, DisputeReason> = {
+  fraudulent: 'fraudulent', product_not_received: 'product_not_received', product_unacceptable: 'product_unacceptable',
+  duplicate: 'duplicate', subscription_canceled: 'subscription_canceled', unrecognized: 'unrecognized',
+  credit_not_processed: 'credit_not_processed', debit_not_authorized: 'unrecognized',
+};
+
+/**
+ * A dispute event as a DisputeNotice. The disputed payment is named by its PaymentIntent (what our charge
+ * stores as provider_reference); our charge id only when the charge or intent came expanded with our
+ * metadata. Funds events tell the money from the dispute's newest balance transaction of their kind.
+ */
+function disputeNotice(dispute: Stripe.Dispute, type: string, created: number): Notice {
+  const intent = dispute.payment_intent;
+  const charge = dispute.charge;
+  const reference = typeof intent === 'string' ? intent : intent?.id ?? (typeof charge === 'string' ? charge : charge?.id);
+  const chargeId = (typeof charge === 'object' ? charge?.metadata?.[CHARGE_ID_METADATA] : undefined)
+    ?? (typeof intent === 'object' ? intent?.metadata?.[CHARGE_ID_METADATA] : undefined);
+  const status = DISPUTE_STATUS[dispute.status];
+  const dueBy = dispute.evidence_details?.due_by;
+  const funds = type === 'charge.dispute.funds_withdrawn' ? disputeFunds(dispute, 'withdrawn')
+    : type === 'charge.dispute.funds_reinstated' ? disputeFunds(dispute, 'reinstated') : undefined;
+  const notice: DisputeNotice = {
+    processorDisputeId: dispute.id,
+    ...(reference ? { providerReference: reference } : {}),
+    ...(chargeId ? { chargeId } : {}),
+    ...(status ? { status } : {}),
+    ...(typeof dispute.reason === 'string' ? { reason: DISPUTE_REASON[dispute.reason] ?? 'general', processorReason: dispute.reason } : {}),
+    ...(Number.isInteger(dispute.amount) ? { amount: dispute.amount } : {}),
+    ...(typeof dispute.currency === 'string' ? { currency: dispute.currency.toUpperCase() } : {}),
+    // due_by is 0 or null when the issuer takes no answer.
+    ...(typeof dueBy === 'number' && dueBy > 0 ? { evidenceDueBy: new Date(dueBy * 1000).toISOString() } : {}),
+    ...(typeof dispute.status === 'string' ? { isInquiry: dispute.status.startsWith('warning_') || dispute.payment_method_details?.card?.case_type === 'inquiry' } : {}),
+    ...(funds ? { funds } : {}),
+    occurredAt: new Date(created * 1000).toISOString(),
+  };
+  return { ...(chargeId ? { chargeId } : {}), ...(reference ? { providerReference: reference } : {}), dispute: notice };
+}
+
+/**
+ * The money of a funds event: the newest balance transaction taking money (withdrawn: a negative amount,
+ * its fee the dispute fee) or giving it back (reinstated: a positive amount, a negative fee when the fee
+ * is returned). Amount and fee are shown positive, as moved in that direction.
+ */
+function disputeFunds(dispute: Stripe.Dispute, kind: DisputeFunds['kind']): DisputeFunds | undefined {
+  const transactions = Array.isArray(dispute.balance_transactions) ? dispute.balance_transactions : [];
+  const found = transactions.filter((t) => typeof t === 'object' && t !== null && (kind === 'withdrawn' ? t.amount < 0 : t.amount > 0)).at(-1);
+  if (!found) return undefined;
+  return { kind, amount: Math.abs(found.amount), fee: Math.abs(found.fee ?? 0), currency: String(found.currency ?? dispute.currency).toUpperCase() };
 }
 
 function isEvent(value: unknown): value is Stripe.Event {

@@ -25,8 +25,11 @@
 // Stored credentials: shopperInteraction ContAuth is a merchant-initiated renewal (no challenge possible;
 // paymentMethod.networkPaymentReference names the first approval), recorded per payment in state();
 // an approval answers additionalData.networkTxReference.
-// Knobs: behave(), holdNotifications(), releaseNotifications(), failCapture() (a CAPTURE_FAILED); state: state(), pendingNotifications(),
-// notificationsSent(), notificationsIdle(). The HTTP knobs of the stripe double exist too: POST /__double/behaviour, GET /__double/state.
+// Disputes (./disputes.ts): the dispute test cards dispute a payment after its capture; the Disputes API v30
+// is served under /ca/services/DisputeService/v30 (the adapter's api_base host serves both APIs).
+// Knobs: behave(), holdNotifications(), releaseNotifications(), failCapture() (a CAPTURE_FAILED), disputeTiming(); state: state(),
+// disputes(), pendingNotifications(), notificationsSent(), notificationsIdle(). The HTTP knobs of the stripe double exist too:
+// POST /__double/behaviour, POST /__double/dispute-timing, GET /__double/state.
 
 import { hmacValidator } from '@adyen/api-library';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
@@ -35,6 +38,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ADYEN_REFUSAL_REASONS } from '../../../lib/providers/adyen/decline-codes';
+import { createDisputeDesk, DISPUTE_TEST_CARDS, DISPUTES_PATH, type DisputeTiming, type DoubleDispute } from './disputes';
 import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, networkTransactionId, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import checkoutContract from './contract/CheckoutService-v71.json';
 import webhooksContract from './contract/Webhooks-v1.json';
@@ -171,6 +175,10 @@ export interface AdyenDouble {
    * and its amount capturable again. Throws when the payment has no capture that went through.
    */
   failCapture(paymentPspReference: string, reason?: string): void;
+  /** The disputes' timing: after the capture, the defense period, until a decision (./disputes.ts). */
+  disputeTiming(timing: DisputeTiming): void;
+  /** Every dispute the double opened, with what its Disputes API calls received. */
+  disputes(): DoubleDispute[];
   close(): Promise<void>;
 }
 
@@ -269,6 +277,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
   let closed = false;
   /** Payments that answered RedirectShopper: the card's expiry (for the AUTHORISATION's reason) and whether the issuer refuses once authenticated. */
   const challenges = new Map<string, { expiry: string; declines: boolean }>();
+  const disputeDesk = createDisputeDesk(notify, () => payments);
 
   // ------------------------------------------------------------------------------------------------
   // Notifications
@@ -348,7 +357,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     const payment: Json = {
       pspReference: pspReference(), merchantReference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount,
       resultCode: outcome.resultCode, holderName: card.holderName, last4: number.slice(-4), paymentMethod: number.startsWith('5') ? 'mc' : 'visa',
-      captureDelayHours: body.captureDelayHours, manualCapture: manual, recurringProcessingModel: body.recurringProcessingModel, authorised: false, captured: 0, refunded: 0, cancelled: false,
+      captureDelayHours: body.captureDelayHours, manualCapture: manual, disputeCard: DISPUTE_TEST_CARDS[number], recurringProcessingModel: body.recurringProcessingModel, authorised: false, captured: 0, refunded: 0, cancelled: false,
       ...(outcome.refusalReasonCode ? { refusalReasonCode: outcome.refusalReasonCode, refusalReason: outcome.refusalReason } : {}),
     };
     payments.set(payment.pspReference, payment);
@@ -402,6 +411,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     if (!payment.manualCapture) {
       payment.captured = payment.amount.value;
       notify(payment, 'CAPTURE', true, { pspReference: pspReference(), originalReference: payment.pspReference });
+      disputeDesk.captured(payment);
     }
   }
 
@@ -469,6 +479,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     modification.success = !reason;
     if (!reason && payment) {
       if (segment === 'captures') payment.captured += body.amount.value;
+      if (segment === 'captures') disputeDesk.captured(payment);
       if (segment === 'cancels') payment.cancelled = true;
       if (segment === 'refunds') payment.refunded += body.amount.value;
       if (segment === 'reversals') modification.action = reverse(payment);
@@ -520,6 +531,7 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
 
   /** The operation itself, once the request passed the checks (and was not an idempotent replay). */
   function route(path: string, body: Json): { status: number; body: unknown } {
+    if (path.startsWith(`${DISPUTES_PATH}/`)) return disputeDesk.route(path.slice(DISPUTES_PATH.length + 1), body);
     const m = /^\/v71\/payments(?:\/(details)|\/([^/]+)\/(captures|cancels|refunds|reversals))?$/.exec(path);
     if (!m) return adyenError(404, '000', `Unknown endpoint ${path}`, 'validation');
     const segment = m[1] ?? m[3] ?? 'payments';
@@ -551,7 +563,11 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
       double.behave(JSON.parse(text || '{}'));
       return answer(200, { ok: true });
     }
-    if (url.pathname === '/__double/state') return answer(200, double.state());
+    if (url.pathname === '/__double/dispute-timing' && method === 'POST') {
+      double.disputeTiming(JSON.parse(text || '{}'));
+      return answer(200, { ok: true });
+    }
+    if (url.pathname === '/__double/state') return answer(200, { ...double.state(), disputes: double.disputes() });
 
     const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
     const logged: (typeof requests)[number] = { method, path: url.pathname, ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}) };
@@ -648,11 +664,14 @@ export async function startAdyenDouble(): Promise<AdyenDouble> {
     },
     notificationsSent: () => notifications.filter((n) => n.attempts > 0).map((n) => ({ ...n })),
     failCapture,
+    disputeTiming: (timing) => disputeDesk.setTiming(timing),
+    disputes: () => disputeDesk.disputes(),
     async notificationsIdle() {
       while (inFlight.size) await Promise.allSettled([...inFlight]);
     },
     async close() {
       closed = true;
+      disputeDesk.close();
       await Promise.allSettled([...inFlight]);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

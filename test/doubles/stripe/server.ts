@@ -16,6 +16,10 @@
 // every state change is an event (`evt_…`, `data.object` = the resource as the double shows it), POSTed
 // a few ms later with a `Stripe-Signature` made by the official library, and retried with backoff while
 // the endpoint answers anything but 2xx. Knobs hold, reorder and duplicate them.
+//
+// Disputes (./disputes.ts): Stripe's dispute test cards are disputed a moment after capture, with the
+// charge.dispute.* events; GET/POST /v1/disputes/:id and /close answer them. Their timing: POST
+// /__double/dispute-timing or disputeTiming(); what was asked of them: state().dispute_requests.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -23,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { Challenge, challengeUrl, issueAuthentication, issuedByADouble, issuerStep, networkTransactionId, serveChallenge, THREE_DS_TEST_CARDS, withParams } from '../three-d-secure';
 import fixtures from './fixtures/resources.json';
+import { createDisputes, DisputeRequest, DisputeTiming } from './disputes';
 
 type Params = Record<string, any>;
 
@@ -144,9 +149,11 @@ export interface StripeDouble {
   /** Intents, refunds, every event (delivered or not), and how many intents each idempotency key created. */
   state(): {
     intents: any[]; refunds: any[]; events: StripeEvent[]; creates_by_key: Record<string, number>; requests: { method: string; path: string; idempotency_key?: string }[];
-    stored_credentials: StoredCredentialUse[];
+    stored_credentials: StoredCredentialUse[]; disputes: any[]; dispute_requests: DisputeRequest[];
   };
   behave(behaviour: Behaviour): void;
+  /** When disputes come and are decided, and when their evidence is due (replaces the previous knobs; ./disputes.ts). */
+  disputeTiming(timing: DisputeTiming): void;
   /** The webhook endpoint events go to from now on (null: none, events are only listed in state()). */
   setWebhook(endpoint: { url: string; secret: string } | null): void;
   /** While on, events are kept (pendingWebhooks()) instead of sent, until releaseWebhooks(). */
@@ -357,6 +364,16 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     void track(sleep(Math.min(50 * 2 ** (attempt - 1), 1000)).then(() => deliver(event, payload, attempt + 1)));
   }
 
+  const disputes = createDisputes({
+    emit,
+    emitAutomatic(type, object, previous) {
+      cause = { id: null, idempotency_key: null };
+      emit(type, object, previous);
+    },
+    sleep,
+    closed: () => closed,
+  });
+
   const intentView = (pi: any, expand: string[] = []) => ({
     ...pi,
     latest_charge: expand.includes('latest_charge') && pi.latest_charge ? charges.get(pi.latest_charge) : pi.latest_charge,
@@ -394,6 +411,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       mit_network_transaction_id: mitId ?? null,
     });
     const details = cardDetails(card);
+    disputes.paidWith(pi.id, card.number);
     const declined = (decline: Decline, threeDSecure?: unknown) => {
       const error = settle(pi, details, decline, threeDSecure);
       return stripeError(402, { ...error, payment_intent: pi });
@@ -463,6 +481,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       Object.assign(charge, { captured: true, amount_captured: pi.amount });
       emit('charge.succeeded', charge);
       emit('payment_intent.succeeded', intentView(pi));
+      disputes.captured(pi, charge);
     }
     return undefined;
   }
@@ -514,6 +533,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     Object.assign(pi, { status: 'succeeded', amount_capturable: 0, amount_received: amount });
     emit('charge.captured', charge);
     emit('payment_intent.succeeded', intentView(pi));
+    disputes.captured(pi, charge);
     return { status: 200, body: pi };
   }
 
@@ -536,6 +556,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     if (!pi) return stripeError(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_intent', message: `No such payment_intent: '${p.payment_intent}'` });
     const charge = charges.get(pi.latest_charge);
     if (pi.status !== 'succeeded' || !charge) return stripeError(400, { type: 'invalid_request_error', code: 'charge_not_captured', message: 'This PaymentIntent has no captured charge to refund.' });
+    const disputed = disputes.refundRefusal(charge.id);
+    if (disputed) return disputed;
     const left = charge.amount_captured - charge.amount_refunded;
     const amount = p.amount === undefined ? left : Number(p.amount);
     if (left <= 0) return stripeError(400, { type: 'invalid_request_error', code: 'charge_already_refunded', message: `Charge ${charge.id} has already been refunded.` });
@@ -609,6 +631,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       if (method === 'POST' && m[2] === 'capture') return capture(pi, p);
       if (method === 'POST' && m[2] === 'cancel') return cancel(pi);
     }
+    const disputed = disputes.route(method, path, p, cause.idempotency_key ?? undefined);
+    if (disputed) return disputed;
     return stripeError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
   }
 
@@ -629,6 +653,10 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     if (url.pathname === '/__double/behaviour' && method === 'POST') {
       behaviour = JSON.parse(text || '{}');
       remaining = behaviour?.times ?? 1;
+      return answer(200, { ok: true });
+    }
+    if (url.pathname === '/__double/dispute-timing' && method === 'POST') {
+      disputes.setTiming(JSON.parse(text || '{}'));
       return answer(200, { ok: true });
     }
     if (url.pathname === '/__double/state') return answer(200, double.state());
@@ -697,12 +725,13 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     url: `http://127.0.0.1:${port}`,
     state: () => ({
       intents: [...intents.values()], refunds: [...refunds.values()], events: [...events], creates_by_key: { ...createsByKey }, requests: [...requests],
-      stored_credentials: storedCredentials.map((use) => ({ ...use })),
+      stored_credentials: storedCredentials.map((use) => ({ ...use })), disputes: disputes.list(), dispute_requests: disputes.requests(),
     }),
     behave(b: Behaviour) {
       behaviour = b;
       remaining = b.times ?? 1;
     },
+    disputeTiming: (timing) => disputes.setTiming(timing),
     setWebhook(target) {
       endpoint = target ? { ...target } : null;
     },
