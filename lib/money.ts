@@ -23,3 +23,10 @@ export function formatMoney(amount: number, currency: string): string {
     return `${major.toFixed(digits)} ${code}`;
   }
 }
+
+/** 2599 USD → `25.99 USD`; 500 JPY → `500 JPY`; 1234 KWD → `1.234 KWD`: the plain form of operators' summaries in Temporal. */
+export function plainAmount(amount: number, currency: string): string {
+  const code = currency.toUpperCase();
+  const digits = minorUnitDigits(code);
+  return `${(amount / 10 ** digits).toFixed(digits)} ${code}`;
+}

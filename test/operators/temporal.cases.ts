@@ -48,6 +48,11 @@ export function temporalCases(s: OperatorStack) {
       expect(await description.staticDetails()).toContain(`Payment ${id} of account ${f.merchant.account.id}`);
       const metadata = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
       expect(metadata.currentDetails).toContain('**CREATED** · 25.99 USD');
+      // A currency without decimals is not divided by 100.
+      const yen = (await createPayment(stack, f.merchant, { amount: 2599, currency: 'JPY' })).body.data.id;
+      const yenHandle = client.workflow.getHandle(paymentWorkflowId(yen));
+      expect(await (await yenHandle.describe()).staticSummary()).toBe(`2599 JPY · ${f.merchant.account.id} · ${yen}`);
+      expect((await yenHandle.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails).toContain('**CREATED** · 2599 JPY');
     });
 
     it('finds payments by PaymentStatus="PROCESSING" and by AccountId', async () => {

@@ -11,6 +11,7 @@ import {
 } from '../../contracts/checkout';
 import { applicationFailure, isNotFound, resendingAborted } from '../client';
 import { checkoutSessionWorkflow } from './workflow';
+import { plainAmount } from '../../lib/money';
 
 /**
  * Starts the session's workflow with its `create` update (update-with-start) and answers once the
@@ -32,7 +33,7 @@ export async function startCheckoutSession(client: Client, input: CheckoutSessio
         { key: SEARCH_ATTRIBUTES.AccountId, value: input.accountId },
         { key: SEARCH_ATTRIBUTES.Environment, value: input.environment },
       ],
-      staticSummary: `checkout ${(input.amount / 100).toFixed(2)} ${input.currency} · ${input.accountId} · ${input.paymentId}`,
+      staticSummary: `checkout ${plainAmount(input.amount, input.currency)} · ${input.accountId} · ${input.paymentId}`,
       staticDetails: `Checkout session of account ${input.accountId} (${input.environment}) for payment ${input.paymentId}, expiring at ${new Date(input.expiresAt).toISOString()}.`,
     }),
   }));

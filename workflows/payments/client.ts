@@ -16,6 +16,7 @@ import {
   paymentWorkflowId,
 } from '../../contracts/payments';
 import { paymentWorkflow } from './workflow';
+import { plainAmount } from '../../lib/money';
 
 /** How long a confirm is waited for before it is answered PROCESSING (the walk goes on). */
 export const CONFIRM_WAIT_MS = 10_000;
@@ -60,7 +61,7 @@ export function startPayment(client: Client, input: PaymentInput, confirm?: Conf
         { key: SEARCH_ATTRIBUTES.Environment, value: input.environment },
         { key: SEARCH_ATTRIBUTES.PaymentStatus, value: 'CREATED' },
       ],
-      staticSummary: `${(input.amount / 100).toFixed(2)} ${input.currency} · ${input.accountId} · ${input.paymentId}`,
+      staticSummary: `${plainAmount(input.amount, input.currency)} · ${input.accountId} · ${input.paymentId}`,
       staticDetails: `Payment ${input.paymentId} of account ${input.accountId} (${input.environment}), ${input.amount} ${input.currency} minor units, auto_capture=${input.autoCapture}.`,
     }),
   }));

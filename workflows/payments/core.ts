@@ -11,6 +11,7 @@ import { WorkflowLock } from './lock';
 import { Notifications } from './notifications';
 import { assertLeadsTo, restingPhase, type Phase } from './phase';
 import { records } from './proxies';
+import { plainAmount } from '../../lib/money';
 
 /** What the lock's holder is: a transition of the table, or the reversal of a given-up charge (no status change). */
 export type Holder = PaymentTransition | 'reverseLateAuthorization';
@@ -148,7 +149,7 @@ export class PaymentCore {
     const { facts, phase, input } = this;
     const current = this.currentCandidate();
     setCurrentDetails([
-      `**${facts.status}** · ${(input.amount / 100).toFixed(2)} ${input.currency} · account ${input.accountId}`,
+      `**${facts.status}** · ${plainAmount(input.amount, input.currency)} · account ${input.accountId}`,
       current ? `candidate ${facts.currentIndex! + 1}/${facts.candidates.length}: ${current.providerConfigId}` : 'no candidate yet',
       phase.kind === 'reconciling' ? 'reconciling an unknown provider outcome' : '',
       phase.kind === 'authorized' && phase.pending ? `${phase.pending.operation} received by the processor, awaiting its notification` : '',
