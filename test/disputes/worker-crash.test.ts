@@ -31,7 +31,8 @@ describe('a worker killed while a dispute waits for its evidence', () => {
     const res = await stack.http.post(`/v1/disputes/${dispute.id}/evidence`).set(bearer(f.merchant.secretKey))
       .send({ uncategorized_text: 'Signed for on delivery. winning_evidence', submit: true });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const won = await disputeOf(stack, f.merchant, paymentId, (d) => d.status === 'WON', 60_000);
+    // WON and its funds' return are two notices: wait for both.
+    const won = await disputeOf(stack, f.merchant, paymentId, (d) => d.status === 'WON' && d.balance_transactions.length === 2, 60_000);
     expect(won.balance_transactions.map((b: any) => b.kind)).toEqual(['withdrawn', 'reinstated']);
     expect(won.evidence_details.submission_count).toBe(1);
   }, 120_000);
