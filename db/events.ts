@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
 import { insertIfFirstWrote, named, withAlongside, type Alongside, type NamedAlongside } from './knex';
-import { enabledEndpointQuery, hasEnabledEndpoint } from './webhooks';
+import { hasEnabledEndpoint, listeningEndpointQuery } from './webhooks';
 
 /**
  * The events store: each environment's `events` table, the timeline behind every transition and the
@@ -68,9 +68,9 @@ export async function appendEvents(db: Knex, env: Environment, records: EventRec
 }
 
 /**
- * Appends one account's event records and answers the ids to fan out to webhooks: all of them when the
- * account has an enabled endpoint, none when it has not (see `idsToPublish`). One statement: the insert
- * returns whether an endpoint is enabled, read in the snapshot the events are written in. `alongside`:
+ * Appends one account's event records and answers the ids to fan out to webhooks: those an enabled
+ * endpoint of the account listens to (listeningEndpointQuery). One statement: the insert returns, per
+ * event, whether one does, read in the snapshot the events are written in. `alongside`:
  * other stores' statements to run with the insert (db/knex.ts), or on their own when there is no event.
  */
 export async function appendEventsToPublish(
@@ -81,10 +81,8 @@ export async function appendEventsToPublish(
     return [];
   }
   const rows = eventRows(records);
-  const insert = db(envTable(env, 'events')).insert(rows)
-    .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)]));
-  const [first] = await withAlongside(insert, alongside) as { publish: boolean }[];
-  return first.publish ? rows.map((r) => r.id) : [];
+  const insert = db(envTable(env, 'events')).insert(rows).returning(publishedIds(db, env, accountId));
+  return listenedIds(await withAlongside(insert, alongside) as Published[]);
 }
 
 /**
@@ -100,12 +98,20 @@ export async function appendEventsOfWrite(
 ): Promise<string[] | undefined> {
   if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
   const rows = eventRows(records, (data) => data);
-  const insert = insertIfFirstWrote(db, envTable(env, 'events'), rows, named(write, 0)[0])
-    .returning(db.raw('exists (?) as publish', [enabledEndpointQuery(db, env, accountId)]));
-  const [first] = await withAlongside(insert, [write, ...alongside]) as { publish: boolean }[];
-  if (!first) return undefined;
-  return first.publish ? rows.map((r) => r.id) : [];
+  const insert = insertIfFirstWrote(db, envTable(env, 'events'), rows, named(write, 0)[0]).returning(publishedIds(db, env, accountId));
+  const written = await withAlongside(insert, [write, ...alongside]) as Published[];
+  return written.length ? listenedIds(written) : undefined;
 }
+
+/** An inserted event's id, and whether an enabled endpoint of its account listens to its type. */
+interface Published { id: string; publish: boolean }
+
+/** What an events insert returns for listenedIds: each row's id and whether anyone listens (read in the insert's snapshot). */
+function publishedIds(db: Knex, env: Environment, accountId: string): (string | Knex.Raw)[] {
+  return ['id', db.raw('exists (?) as publish', [listeningEndpointQuery(db, env, accountId, 'events.event')])];
+}
+
+const listenedIds = (rows: Published[]) => rows.filter((r) => r.publish).map((r) => r.id);
 
 /**
  * The rows of some event records; `data` goes in as JSON text (jsonb) by default: the typed builder would

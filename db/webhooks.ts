@@ -152,6 +152,22 @@ export function enabledEndpointQuery(db: Knex, env: Environment, accountId: stri
   return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select('id').limit(1);
 }
 
+/**
+ * Whether an enabled endpoint of the account listens to the event type `eventType` names (a column of the
+ * statement this runs in): lib/webhook-events.ts's filterMatches, in SQL, so that an event nobody listens
+ * to schedules no fan-out. The fan-out itself still matches each endpoint with filterMatches.
+ */
+export function listeningEndpointQuery(db: Knex, env: Environment, accountId: string, eventType: string): Knex.QueryBuilder {
+  return db({ w: envTable(env, 'webhook_endpoints') }).where({ 'w.account_id': accountId, 'w.status': 'enabled', 'w.deleted': false })
+    .whereRaw(
+      `exists (select 1 from jsonb_array_elements_text(w.events) as f(entry)
+        where entry = '*' or entry = ?? or (right(entry, 2) = '.*' and starts_with(??, left(entry, -1))))`,
+      [eventType, eventType],
+    )
+    .select(db.raw('1'))
+    .limit(1);
+}
+
 export async function hasEnabledEndpoint(db: Knex, env: Environment, accountId: string): Promise<boolean> {
   return (await enabledEndpointQuery(db, env, accountId)).length > 0;
 }

@@ -9,6 +9,7 @@ import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../su
 import { CARDS, card, confirm, createPayment, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { paymentWorkflowId } from '../../contracts/payments';
 import { checkoutWorkflowId } from '../../contracts/checkout';
+import { enabledEndpoint, Receiver } from '../webhooks/support';
 
 /** The sandbox's 3-D Secure test cards (docs/authentication.md). */
 const CARDS_3DS = { always: '4000002760003184', stepUp: '4000002500003155' } as const;
@@ -38,6 +39,8 @@ describe('replaying recorded workflow histories', () => {
     for (const path of IN_ONE_REQUEST_PATHS) expect(files).toContain(`payment-create-and-confirm-${path}.json`);
     // A checkout session's workflow, and a payment that tells its session it is paid.
     expect(files).toEqual(expect.arrayContaining(['checkout-paid.json', 'checkout-expired.json', 'payment-checkout-paid.json']));
+    // A subscribed endpoint: the fan-out beside the answer, and as it was awaited before (eventsAside absent).
+    expect(files).toEqual(expect.arrayContaining(['payment-create-and-confirm-webhook.json', 'payment-create-and-confirm-webhook-cascade.json', 'payment-create-and-confirm-webhook-awaited.json']));
     // Subscriptions (test/billing/, RECORD_HISTORIES=year,trial,…): a first run and a run continued from a
     // renewal of each path, and invoices' payments, which carry their invoice and tell their subscription.
     for (const name of ['year', 'trial', 'proration', 'paused', 'dunning-recovered', 'action-required']) {
@@ -201,6 +204,22 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
         await stack.http.post(`/v1/checkout-sessions/${session.id}/expire`).set(bearer(f.merchant.secretKey)).send({});
         return checkoutWorkflowId(session.id);
       },
+    });
+    // A merchant with a subscribed endpoint: the payment's events fan out to deliveries, beside the answer
+    // (input flag eventsAside). payment-create-and-confirm-webhook-awaited.json was recorded before that
+    // flag, each fan-out awaited before the answer; it cannot be recorded again, and replays as it was.
+    const listenedPayment = async (number: string) => {
+      const m = await paymentsFixture(stack);
+      const receiver = await Receiver.start();
+      await enabledEndpoint(stack, m.merchant, receiver, { events: ['payment_intent.succeeded', 'payment_intent.payment_failed'] });
+      const id = await inOne(m, number);
+      await new Promise((r) => setTimeout(r, 1500));
+      await receiver.close();
+      return id;
+    };
+    Object.assign(scenarios, {
+      'payment-create-and-confirm-webhook': () => listenedPayment(CARDS.visa),
+      'payment-create-and-confirm-webhook-cascade': () => listenedPayment(CARDS.processingError),
     });
     mkdirSync(DIR, { recursive: true });
     const client = await stack.deps.temporal();

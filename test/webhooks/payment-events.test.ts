@@ -75,4 +75,25 @@ describe('payment events as webhooks', () => {
     expect(off.status, JSON.stringify(off.body)).toBe(200);
     expect(await append()).toEqual([]);
   });
+
+  it('offers only the events an enabled endpoint listens to, by the same filter the fan-out matches with', async () => {
+    const f = await paymentsFixture(stack);
+    const env = environmentOf(f.merchant);
+    const types = ['payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'refund.created'];
+    const offered = async () => {
+      const ids = await appendEventsToPublish(stack.db, env, f.merchant.account.id, types.map((event) => ({ event, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId })));
+      return (await eventsByIds(stack.db, env, ids)).map((e) => e.event).sort();
+    };
+    const endpoint = await enabledEndpoint(stack, f.merchant, receiver, { events: ['payment_intent.succeeded'] });
+    expect(await offered()).toEqual(['payment_intent.succeeded']);
+    const set = async (events: string[]) => {
+      const res = await stack.http.patch(`/v1/webhook-endpoints/${endpoint.id}`).set(bearer(f.merchant.secretKey)).send({ events });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    };
+    // A wildcard of a prefix takes that prefix's types only ('charge.*' is not 'payment_intent.*').
+    await set(['charge.*', 'refund.created']);
+    expect(await offered()).toEqual(['charge.succeeded', 'refund.created']);
+    await set(['*']);
+    expect(await offered()).toEqual([...types].sort());
+  });
 });

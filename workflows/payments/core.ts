@@ -45,6 +45,9 @@ export class PaymentCore {
   /** What the search attributes say now: only changes are upserted, together, as one history event. */
   private readonly visible: { status: PaymentStatus; providerConfigId?: string } = { status: 'CREATED' };
 
+  /** Fan-outs scheduled aside (publish), in the order they were scheduled. */
+  private readonly fanOuts: Promise<void>[] = [];
+
   /** The workflow's own random stream for ids (see mintId): nothing else draws from it. */
   private readonly random = idRandom();
 
@@ -161,8 +164,34 @@ export class PaymentCore {
     ].filter(Boolean).join('\n'));
   }
 
+  /**
+   * Fans events out to webhook deliveries. Since `eventsAside` the fan-out is only scheduled: the command
+   * that wrote the events answers without waiting for deliveries to be planned, and the workflow awaits
+   * every fan-out before it ends (fanOutsEnded), so none is lost. The events are durable in Postgres either way.
+   */
   async publish(eventIds: string[]): Promise<void> {
-    if (eventIds.length) await records.fanOutEvents({ environment: this.input.environment, eventIds });
+    if (!eventIds.length) return;
+    const fanOut = records.fanOutEvents({ environment: this.input.environment, eventIds });
+    if (!this.input.eventsAside) {
+      await fanOut;
+      return;
+    }
+    this.fanOuts.push(fanOut.then(() => undefined, (err) => this.fanOutFailed(err)));
+  }
+
+  /** Every fan-out scheduled aside, ended: awaited before the workflow ends. */
+  async fanOutsEnded(): Promise<void> {
+    while (this.fanOuts.length) await this.fanOuts.shift();
+  }
+
+  /**
+   * A fan-out only fails for good on a write Postgres refuses (its retries never run out otherwise): the
+   * payment is flagged as any step would be. Its events stay in the timeline for an operator to fan out again.
+   */
+  private async fanOutFailed(err: unknown): Promise<void> {
+    const permanent = permanentDataFailure(err);
+    if (permanent) await this.needsAttention('publish', permanent);
+    else log.error('fanning out the payment\'s events failed', { paymentId: this.input.paymentId, error: String(err) });
   }
 
   /**

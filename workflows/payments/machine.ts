@@ -156,6 +156,7 @@ export class PaymentMachine {
       if (!await this.act(this.due()!)) break;
     }
     if (!allHandlersFinished()) await condition(allHandlersFinished);
+    await this.core.fanOutsEnded();
     await this.sessionTold;
     await this.invoiceTold;
     return this.core.view();
