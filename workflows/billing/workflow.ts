@@ -1,6 +1,6 @@
 import {
-  allHandlersFinished, ApplicationFailure, condition, continueAsNew, currentUpdateInfo, proxyActivities, setHandler, upsertSearchAttributes,
-  workflowInfo,
+  allHandlersFinished, ApplicationFailure, condition, continueAsNew, currentUpdateInfo, proxyActivities, proxyLocalActivities, setHandler,
+  upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import { withArticle } from '../../lib/errors';
 import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
@@ -12,6 +12,16 @@ import { nextDue, type Due } from './due';
 
 /** Short Postgres work: quick retries, for as long as the database is away (a step must land). */
 const records = proxyActivities<BillingActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+/**
+ * The same steps as local activities (input flag `localSteps`): run inside the workflow task that reached
+ * them, with no round trip through the server to schedule each. Every one is a short, idempotent Postgres
+ * step (a period is billed once, a settle reads the payment's row), so a local activity's retries are harmless.
+ */
+const localRecords = proxyLocalActivities<BillingActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -49,6 +59,8 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     subscriptionId: input.subscriptionId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment, context: input.context,
   };
   const testClockId = input.testClockId;
+  // The fan-out and the payment's wait stay ordinary activities: they start workflows and wait on them.
+  const steps = input.localSteps ? localRecords : records;
   let clock: SubscriptionClock | null = null;
   let now = Date.now();
   let nudged = false;
@@ -84,7 +96,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     },
   });
 
-  await advance(input.carried ? await records.readSubscription(ref) : await records.startSubscription(input));
+  await advance(input.carried ? await steps.readSubscription(ref) : await steps.startSubscription(input));
   now = await currentTime();
 
   while (!ended()) {
@@ -98,7 +110,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     }
     if (nudged) {
       nudged = false;
-      if (clock!.collecting) await advance(await records.settleInvoice(ref, clock!.collecting.invoiceId, now));
+      if (clock!.collecting) await advance(await steps.settleInvoice(ref, clock!.collecting.invoiceId, now));
       continue;
     }
     const due = nextDue(clock!);
@@ -106,11 +118,11 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
       await act(due);
       continue;
     }
-    if (testClockId) await records.caughtUp(ref, testClockId, now);
+    if (testClockId) await steps.caughtUp(ref, testClockId, now);
     await sleepUntil(due?.at);
   }
   // An ended subscription no longer holds its clock back: the clock may be READY now.
-  if (ended() && testClockId) await records.caughtUp(ref, testClockId, now);
+  if (ended() && testClockId) await steps.caughtUp(ref, testClockId, now);
   await condition(allHandlersFinished);
   if (!ended() && renewed) {
     await continueAsNew<typeof subscriptionWorkflow>({ ...input, carried: { applied: [...answered].slice(-CARRIED_ANSWERS) } });
@@ -129,15 +141,15 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     const at = testClockId ? due.at : now;
     switch (due.kind) {
       case 'renew':
-        await advance(await records.renewSubscription(ref, due.at, at));
+        await advance(await steps.renewSubscription(ref, due.at, at));
         renewed = true;
         return;
       case 'pay':
         return advance(await payments.payInvoice(ref, clock!.collecting!.invoiceId, clock!.collecting!.attemptCount, at));
       case 'expire':
-        return advance(await records.expireIncomplete(ref, at));
+        return advance(await steps.expireIncomplete(ref, at));
       case 'notice':
-        return advance(await records.sendNotice(ref, due.notice));
+        return advance(await steps.sendNotice(ref, due.notice));
     }
   }
 
@@ -158,7 +170,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
 
   /** The subscription's time: its test clock's, else the real time. */
   async function currentTime(): Promise<number> {
-    return testClockId ? records.readTestClock(ref, testClockId) : Date.now();
+    return testClockId ? steps.readTestClock(ref, testClockId) : Date.now();
   }
 
   /**
