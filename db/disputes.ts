@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import type { DisputeEvidence, DisputeFunds, DisputeReason, DisputeStatus } from '../lib/providers/disputes';
 import { envTable, type Environment } from './environments';
 import { accountListPage, type KeysetPage, type ListStart } from './page';
+import type { ChargeDisputes } from './payment-rows';
+import { chargeDisputesSql } from './payments';
 
 /**
  * The disputes store: each environment's `disputes` (docs/disputes.md). A dispute's workflow writes its
@@ -68,15 +70,11 @@ export async function updateDispute(db: Knex, env: Environment, id: string, patc
   return row as DisputeRow;
 }
 
-/**
- * What the disputes of some charges add up to: a charge is `disputed` while it has a dispute (an early
- * fraud warning counts, as on Stripe), and `amount_disputed` is what its chargebacks (not inquiries) claim.
- */
-export async function disputedAmounts(db: Knex, env: Environment, chargeIds: string[]): Promise<Map<string, { disputed: boolean; amount: number }>> {
-  if (!chargeIds.length) return new Map();
-  const rows = await disputes(db, env).whereIn('charge_id', chargeIds).groupBy('charge_id')
-    .select('charge_id', db.raw('coalesce(sum(amount) filter (where not is_inquiry), 0) as amount'));
-  return new Map(rows.map((r: Record<string, unknown>) => [String(r.charge_id), { disputed: true, amount: Number(r.amount) }]));
+/** What the disputes of some payments' charges add up to (chargeDisputesSql), in one query. */
+export async function disputesOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<ChargeDisputes[]> {
+  if (!paymentIds.length) return [];
+  const [row] = (await db.raw(`select (${chargeDisputesSql(env, 'payment_id = any(?)')}) as disputes`, [paymentIds])).rows as { disputes: ChargeDisputes[] | null }[];
+  return row.disputes ?? [];
 }
 
 /** Whether a charge has a chargeback still open or lost: such a charge is not refunded (409 charge_disputed). */

@@ -127,8 +127,13 @@ export interface ChargeRow {
 
 /** A payment as read for an answer (GET, the list): its timestamps already the API's text (TIMESTAMPS_AS_ISO). */
 export type AnsweredPayment = AsAnswered<PaymentRow>;
-/** A payment read for an answer to the merchant or a checkout: with its client_secret. */
-export type ReadPayment = WithClientSecret<AnsweredPayment>;
+/** What one charge's disputes add up to (db/disputes.ts): its chargebacks' amount (inquiries claim nothing). */
+export interface ChargeDisputes { payment_id: string; charge_id: string; amount: number }
+/**
+ * A payment read for an answer to the merchant or a checkout: with its client_secret, and its charges'
+ * disputes, read in the same statement (readPayment) so that an answer needs no second query.
+ */
+export type ReadPayment = WithClientSecret<AnsweredPayment> & { disputes?: ChargeDisputes[] };
 /** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
 export type AnsweredCharge = AsAnswered<ChargeRow>;
 

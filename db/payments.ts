@@ -6,14 +6,14 @@ import { isoFromJsonTimestamp } from '../lib/timestamps';
 import { insertIfFirstWrote, runPrepared, withAlongside, type Alongside, type PreparedStatement } from './knex';
 import {
   answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, payments, paymentsTable, withFailedConfirmation,
-  type AnsweredCharge, type AnsweredPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
+  type AnsweredCharge, type AnsweredPayment, type ChargeDisputes, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
 } from './payment-rows';
 
 // The rows' types and their patches live in db/payment-rows.ts, what recording an outcome writes in
 // db/payment-outcomes.ts; their importers read them from here too.
 export type {
   AnsweredCharge, AnsweredPayment, ChargeDetails, ChargePatch, ChargePerformance, ChargeRow, ChargeState, ChargeStatus, NextAction,
-  PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, WithClientSecret,
+  ChargeDisputes, PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, WithClientSecret,
 } from './payment-rows';
 export { chargeAfter, paymentAfter } from './payment-rows';
 
@@ -51,17 +51,29 @@ const READ_PAYMENT: Record<Environment, PreparedStatement> = {
  * JSON.parse, whose objects are also cheaper to read from (docs/performance.md#the-read-path).
  */
 function readPaymentStatement(env: Environment): PreparedStatement {
+  const columns = PAYMENT_COLUMNS.map((column) => `"${column}"`).join(', ');
   return {
-    name: `read_payment_json_${env}`,
-    text: `select row_to_json(p) as payment from (select ${PAYMENT_COLUMNS.map((column) => `"${column}"`).join(', ')} from ${envTable(env, 'payments')} where "id" = $1) p`,
+    name: `read_payment_disputes_${env}`,
+    text: `select row_to_json(p) as payment, (${chargeDisputesSql(env, 'payment_id = $1')}) as disputes
+      from (select ${columns} from ${envTable(env, 'payments')} where "id" = $1) p`,
   };
+}
+
+/**
+ * Per disputed charge of the payments `where` picks, what its disputes add up to, as one JSON array (null
+ * when none): a charge is disputed while it has a dispute, and its amount is what its chargebacks claim.
+ */
+export function chargeDisputesSql(env: Environment, where: string): string {
+  return `select json_agg(d) from (select payment_id, charge_id, coalesce(sum(amount) filter (where not is_inquiry), 0)::bigint as amount
+      from ${envTable(env, 'disputes')} where ${where} group by payment_id, charge_id) d`;
 }
 
 /** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text, with its client_secret. */
 export async function readPayment(db: Knex, env: Environment, id: string): Promise<ReadPayment | undefined> {
-  const [row] = await runPrepared<{ payment: ReadPayment }>(db, READ_PAYMENT[env], [id]);
+  const [row] = await runPrepared<{ payment: ReadPayment; disputes: ChargeDisputes[] | null }>(db, READ_PAYMENT[env], [id]);
   if (!row) return undefined;
   const { payment } = row;
+  payment.disputes = row.disputes ?? [];
   // JSON's timestamps are ISO-8601 with the session's offset: the API's form is UTC with milliseconds.
   payment.created_at = isoFromJsonTimestamp(payment.created_at);
   payment.updated_at = isoFromJsonTimestamp(payment.updated_at);

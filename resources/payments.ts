@@ -20,7 +20,7 @@ const Disputes = {
   amount_disputed: Type.Integer({ description: 'minor units: what its chargebacks claim (inquiries claim nothing)' }),
 };
 
-/** Whether a charge (or a payment, over its charges) is disputed, and for how much (db/disputes.ts disputedAmounts). */
+/** Whether a charge (or a payment, over its charges) is disputed, and for how much (db/payments.ts chargeDisputesSql). */
 export interface DisputedAmount { disputed: boolean; amount: number }
 
 export const PaymentStatusSchema = Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)));

@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import { addressesByCustomer, customersByIds } from '../../db/customers';
-import { disputedAmounts } from '../../db/disputes';
+import { disputesOfPayments } from '../../db/disputes';
 import type { Environment } from '../../db/environments';
 import { eventsOfPayments } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
 import {
-  chargesOfPayments, readPayment, type AnsweredCharge, type AnsweredPayment, type PaymentRow, type ReadPayment,
+  chargesOfPayments, readPayment, type AnsweredPayment, type ChargeDisputes, type PaymentRow, type ReadPayment,
 } from '../../db/payments';
 import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
@@ -52,23 +52,18 @@ interface PageDisputes { byPayment: Map<string, DisputedAmount>; byCharge: Reado
 const NO_DISPUTES: PageDisputes = { byPayment: new Map(), byCharge: new Map() };
 
 /**
- * The disputes of a page of payments, in one query (two when the charges are not read anyway). Only a
- * payment that received money can be disputed, so a page without one (most answers to a create or a
- * confirm, failed and uncaptured payments) reads nothing.
+ * The disputes of a page of payments: read with the payment when it was read alone (readPayment), else
+ * in one query. Only a payment that received money can be disputed, so a page without one (most answers
+ * to a create or a confirm, failed and uncaptured payments) reads nothing.
  */
-async function disputesOfPayments(
-  db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment)[], charges: AnsweredCharge[] | undefined,
-): Promise<PageDisputes> {
-  const received = new Set(rows.filter((r) => Number(r.amount_received ?? 0) > 0).map((r) => r.id));
-  if (!received.size) return NO_DISPUTES;
-  const theirs = (charges ?? await chargesOfPayments(db, env, [...received])).filter((c) => received.has(c.payment_id));
-  const byCharge = await disputedAmounts(db, env, theirs.map((c) => c.id));
+async function pageDisputes(db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment | ReadPayment)[]): Promise<PageDisputes> {
+  const received = rows.filter((r) => Number(r.amount_received ?? 0) > 0);
+  if (!received.length) return NO_DISPUTES;
+  const read = received.map((r) => ('disputes' in r ? r.disputes : undefined));
+  const amounts = read.every((d) => d !== undefined) ? read.flat() as ChargeDisputes[] : await disputesOfPayments(db, env, received.map((r) => r.id));
+  const byCharge = new Map(amounts.map((a) => [a.charge_id, { disputed: true, amount: Number(a.amount) }]));
   const byPayment = new Map<string, DisputedAmount>();
-  for (const charge of theirs) {
-    const dispute = byCharge.get(charge.id);
-    if (!dispute) continue;
-    byPayment.set(charge.payment_id, { disputed: true, amount: (byPayment.get(charge.payment_id)?.amount ?? 0) + dispute.amount });
-  }
+  for (const a of amounts) byPayment.set(a.payment_id, { disputed: true, amount: (byPayment.get(a.payment_id)?.amount ?? 0) + Number(a.amount) });
   return { byPayment, byCharge };
 }
 
@@ -82,7 +77,7 @@ export async function presentPayments(
   if (!rows.length) return [];
   if (!flags.include_charges && !flags.include_routing_plans && !flags.include_events && !flags.include_customer) {
     if (!readDisputes) return rows.map((row) => serializePayment(row));
-    const { byPayment } = await disputesOfPayments(db, env, rows, undefined);
+    const { byPayment } = await pageDisputes(db, env, rows);
     return rows.map((row) => withDispute(serializePayment(row), byPayment.get(row.id)));
   }
   const ids = rows.map((r) => r.id);
@@ -95,7 +90,7 @@ export async function presentPayments(
     withCustomers ? customersByIds(db, env, customerIds) : [],
     withCustomers ? addressesByCustomer(db, env, customerIds) : undefined,
   ]);
-  const disputes = readDisputes ? await disputesOfPayments(db, env, rows, charges) : NO_DISPUTES;
+  const disputes = readDisputes ? await pageDisputes(db, env, rows) : NO_DISPUTES;
   const chargesBy = groupBy(charges ?? [], 'payment_id');
   const plansBy = groupBy(plans, 'payment_id');
   const eventsBy = groupBy(events, 'payment_id');

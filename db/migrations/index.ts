@@ -20,6 +20,7 @@ import * as clientSecrets from './020_client_secrets';
 import * as checkout from './021_checkout';
 import * as billing from './022_billing';
 import * as disputes from './023_disputes';
+import * as disputePaymentIndex from './024_dispute_payment_index';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -46,6 +47,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['021_checkout', checkout],
   ['022_billing', billing],
   ['023_disputes', disputes],
+  ['024_dispute_payment_index', disputePaymentIndex],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -152,9 +152,11 @@ describe('GET /v1/payments/:id', () => {
   it('reads every column of the table, with a statement a migration adding a column does not break', async () => {
     const id = await seedPayment(m.account.id);
     const asStored = await stack.db(envTable('production', 'payments')).where({ id }).first();
-    const row = await readPayment(stack.db, 'production', id);
-    expect(Object.keys(row!)).toEqual(Object.keys(asStored));
-    expect(Object.keys(row!)).toEqual([...PAYMENT_COLUMNS]);
+    const { disputes, ...row } = (await readPayment(stack.db, 'production', id))!;
+    expect(Object.keys(row)).toEqual(Object.keys(asStored));
+    expect(Object.keys(row)).toEqual([...PAYMENT_COLUMNS]);
+    // Its charges' disputes come with it, from the same statement: none here.
+    expect(disputes).toEqual([]);
 
     // The read is a statement each connection prepares once: one prepared before a column is added
     // must still run after it (a prepared `select *` fails: "cached plan must not change result type").
