@@ -48,3 +48,6 @@ export function secretKeyOf(account: AccountAnswer): string {
 }
 
 export const VISA = { type: 'CARD', card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getFullYear() + 3, cvc: '123' } };
+
+/** The simulator's `card_declined` card: a hard decline (lib/providers/sandbox/decline-codes.ts), so no cascade. */
+export const DECLINED_CARD = { type: 'CARD', card: { ...VISA.card, number: '4000000000000002' } };

@@ -71,3 +71,23 @@ export function medianOf<T extends Record<string, number>>(runs: T[]): T {
   }
   return median as T;
 }
+
+/** The processes whose CPU a side is charged with, by name: each a way to find their pids now. */
+export type Processes = Record<string, () => number[]>;
+
+/** Each process's CPU (ms) from now on: call the answer to read it. A process gone meanwhile counts what it used. */
+export function cpuSince(processes: Processes): () => Record<string, number> {
+  const cpuByPid = (pids: number[]) => new Map(pids.flatMap((pid) => {
+    try {
+      return [[pid, cpuMs(pid)] as const];
+    } catch {
+      return []; // gone meanwhile
+    }
+  }));
+  const before = Object.fromEntries(Object.entries(processes).map(([name, pids]) => [name, cpuByPid(pids())]));
+  return (): Record<string, number> => Object.fromEntries(Object.entries(processes).map(([name, pids]) => {
+    let ms = 0;
+    for (const [pid, now] of cpuByPid(pids())) ms += now - (before[name].get(pid) ?? 0);
+    return [name, ms];
+  }));
+}

@@ -13,6 +13,9 @@ import { prepareRoutingScenario, ROUTING_PAYMENTS, routingRows } from './routing
 import { log, repeat, RUNS } from './runs';
 import { children, rssMb, startStack, type Stack } from './stack';
 import { webhooksScenario } from './webhooks';
+import { checkoutScenario } from './checkout';
+import { disputesScenario } from './disputes';
+import { billingScenario } from './billing';
 
 /**
  * `npm run bench`: brings the stack up the way `npm start` does (Postgres, migrations, a Temporal dev
@@ -20,10 +23,13 @@ import { webhooksScenario } from './webhooks';
  * each scenario beside its baseline in the same run, BENCH_RUNS times (default 3), and writes every
  * run and the median of each number to bench/results/latest.json (docs/performance.md#scenarios).
  * Environment: DATABASE_URL / TEMPORAL_ADDRESS to use running servers; BENCH_SCENARIOS (default
- * read,payment,webhooks,memory,list,overhead; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
- * (sequential payments per run, default 60; c16 runs four times as many), BENCH_SECONDS (read duration per
+ * read,payment,webhooks,disputes,memory,list,overhead,checkout,billing; `routing` on request), BENCH_RUNS, BENCH_PAYMENTS
+ * (sequential payments per run of the realistic payment line, default 60; c16 runs four times as many; the plain
+ * line half of each), BENCH_SECONDS (read duration per
  * run, default 6), BENCH_WEBHOOK_EVENTS (per run and side, default 300), BENCH_OPEN_PAYMENTS (default 10,000),
- * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts), BENCH_NODE_ARGS (node flags for the
+ * BENCH_LIST_* (bench/list.ts), BENCH_ROUTING_* (bench/routing.ts), BENCH_DISPUTES (chargebacks per run, default 200),
+ * BENCH_DISPUTE_CONCURRENCY (notices in flight, default 16), BENCH_CHECKOUT_* and CHROMIUM_PATH (bench/checkout.ts),
+ * BENCH_SUBSCRIPTIONS, BENCH_BILLING_RUNS, BENCH_BILLING_CONCURRENCY, BENCH_BILLING_EVENTS (bench/billing.ts), BENCH_NODE_ARGS (node flags for the
  * processes it starts, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  * Scenarios not run keep their last numbers in latest.json, under `earlier` the run they come from.
  */
@@ -64,9 +70,14 @@ async function main(): Promise<void> {
       ['read', () => readScenario({ stack, paymentId, key: merchant.key })],
       ['payment', () => paymentScenario(stack, merchant)],
       ['webhooks', () => webhooksScenario(stack, merchant)],
+      // Before memory, so that its workflows are gone before the worker's RSS is sampled.
+      ['disputes', () => disputesScenario(stack, merchant)],
       ['memory', () => memoryScenario(stack, merchant, config.workerMaxCachedWorkflows)],
       ['list', () => listScenario(stack, merchant)],
       ['overhead', () => overheadScenario({ stack, paymentId, key: merchant.key })],
+      ['checkout', () => checkoutScenario(stack, merchant)],
+      // Last: its renewals keep both cores busy for minutes.
+      ['billing', () => billingScenario(stack, merchant)],
     ];
     for (const [name, run] of scenarios) {
       if (!SCENARIOS.has(name)) continue;

@@ -83,6 +83,23 @@ export async function sink(onRequest: (req: IncomingMessage, body: string, res: 
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
+/**
+ * A merchant's webhook endpoint in the driver's process: passes the endpoint's handshake (echoes its
+ * challenge) and answers every delivery 200, handing its parsed body to `onEvent`.
+ */
+export function webhookSink(onEvent: (event: { type?: string; data?: { object?: { id?: string } } }) => void): Promise<{ server: Server; url: string }> {
+  return sink((_req, raw, res) => {
+    const body = JSON.parse(raw || '{}');
+    if (body.type === 'webhook_endpoint.verification') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ challenge: body.data.challenge }));
+      return;
+    }
+    res.end('ok');
+    onEvent(body);
+  });
+}
+
 /** Pids of the processes whose command name is `comm` (the Temporal server, Postgres's backends), when they run on this machine. */
 export const pidsNamed = (comm: string) => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
   try {
@@ -109,6 +126,8 @@ export interface Stack {
   basePort: number;
   floorWorker: ChildProcess;
   client: Client;
+  /** Node flags a worker starts with (workerNodeArgs), for a scenario that starts one more. */
+  workerArgs: string[];
 }
 
 /** A fresh database on DATABASE_URL's server (or an embedded one), migrated; dropped by `stops`. */
@@ -132,6 +151,12 @@ async function benchDatabase(config: Config, stops: (() => Promise<unknown>)[]):
   return { db, databaseUrl };
 }
 
+/**
+ * A worker's environment: its metrics on a port of its own (the default 9464 is taken by a second
+ * worker, or by another bench on this machine), the SDK's on the next.
+ */
+const workerEnv = (env: NodeJS.ProcessEnv, metricsPort: number): NodeJS.ProcessEnv => ({ ...env, LOG_LEVEL: 'info', WORKER_METRICS_PORT: String(metricsPort) });
+
 /** Brings the stack up; what must be stopped at the end goes onto `stops`, the processes into `children`. */
 export async function startStack(config: Config, scratch: string, stops: (() => Promise<unknown>)[]): Promise<Stack> {
   logDir = join(scratch, 'logs');
@@ -153,11 +178,14 @@ export async function startStack(config: Config, scratch: string, stops: (() => 
     // The per-credential limit stays on, as shipped (its counting and headers are part of every read),
     // set above any rate a scenario drives from its one key.
     RATE_LIMIT_RPS: '1000000',
+    // The disputes scenario sends a processor's notices from one address: its limit must not set the pace.
+    PROVIDER_WEBHOOK_RPS: '1000000',
   };
   const simProc = await launch('simulator/main.js', { ...env, SIMULATOR_PORT: String(simPort) }, '');
   await waitHttp(`http://127.0.0.1:${simPort}/healthz`);
   // Started as npm start and the image start it: with the main thread's heap limit (WORKER_HEAP_MB).
-  const worker = await launch('worker/main.js', { ...env, LOG_LEVEL: 'info' }, 'worker started', workerNodeArgs(config));
+  const workerArgs = workerNodeArgs(config);
+  const worker = await launch('worker/main.js', workerEnv(env, await freePort()), 'worker started', workerArgs);
   // Request logging on, as in production: the read ratio includes it.
   const apiProc = await launch('api/main.js', { ...env, PORT: String(apiPort), LOG_LEVEL: 'info' }, '');
   const baseProc = await launch('bench/baseline-read.js', { ...env, PORT: String(basePort) }, 'baseline listening');
@@ -165,5 +193,20 @@ export async function startStack(config: Config, scratch: string, stops: (() => 
   const api = `http://127.0.0.1:${apiPort}`;
   await waitHttp(`${api}/healthz`);
   const client = new Client({ connection: await Connection.connect({ address: temporalAddress }) });
-  return { db, databaseUrl, env, api, apiProc, simProc, worker, baseProc, basePort, floorWorker, client };
+  return { db, databaseUrl, env, api, apiProc, simProc, worker, baseProc, basePort, floorWorker, client, workerArgs };
+}
+
+/** One more worker like the stack's, polling the same task queues (a scenario with two workers). */
+export async function startWorker(stack: Stack): Promise<ChildProcess> {
+  return launch('worker/main.js', workerEnv(stack.env, await freePort()), 'worker started', stack.workerArgs);
+}
+
+/** Stops a process the bench started, as a deployment does (SIGTERM, its drain), killing it after 30 s. */
+export async function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
 }

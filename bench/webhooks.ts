@@ -10,7 +10,7 @@ import { floorDeliveryWorkflow } from './floor/workflows';
 import { Repeated, round } from './measure';
 import type { Merchant } from './merchant';
 import { repeat } from './runs';
-import { sink, type Stack } from './stack';
+import { webhookSink, type Stack } from './stack';
 
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 300);
 const WEBHOOK_SLICES = 4;
@@ -18,14 +18,7 @@ const WEBHOOK_SLICES = 4;
 /** A local endpoint that passes the handshake and calls back once `expected` deliveries reached it. */
 async function receiver() {
   const state = { received: 0, expected: 0, allReceived: () => {} };
-  const server = await sink((_req, raw, res) => {
-    const body = JSON.parse(raw || '{}');
-    if (body.type === 'webhook_endpoint.verification') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ challenge: body.data.challenge }));
-      return;
-    }
-    res.end('ok');
+  const server = await webhookSink(() => {
     if (++state.received === state.expected) state.allReceived();
   });
   /** Resolves with the milliseconds until `count` requests reached the receiver after `start`. */

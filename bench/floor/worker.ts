@@ -13,6 +13,8 @@ async function main(): Promise<void> {
     workflowsPath: require.resolve('./workflows'),
     activities: {
       processorCall: async () => {},
+      // bench/floor/disputes.ts: when a dispute notice counts as applied.
+      noticeApplied: async () => Date.now(),
       // The same kind of request as a webhook delivery: a JSON POST over undici, the answer read.
       deliver: async (url: string, n: number) => {
         const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'floor.delivery', n }) });
