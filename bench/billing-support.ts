@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import type { Db } from '../db/knex';
 import { ENDED_SUBSCRIPTION_STATUSES } from '../contracts/billing';
 import { filterMatches } from '../lib/webhook-events';
-import type { Answer, Api } from './http';
 import { cpuMs } from './measure';
 import { children, pidsNamed, webhookSink, type Stack } from './stack';
 
@@ -42,14 +41,6 @@ export async function billingReceiver(filter: readonly string[]) {
   return {
     ...server,
     reset: () => { received = 0; },
-    /** Waits until the endpoint is enabled (its handshake passed). */
-    async enabled(http: Api, key: string, endpointId: string): Promise<void> {
-      for (let i = 0; i < 100; i++) {
-        if ((await http.get<Answer>(`/webhook-endpoints/${endpointId}`, key)).data.status === 'enabled') return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`billing: webhook endpoint ${endpointId} not enabled after 10 s`);
-    },
     /** How many deliveries the account's events since `since` call for: those the endpoint's filter takes. */
     async expectedSince(db: Db, accountId: string, since: Date): Promise<number> {
       const byName = await db('sandbox.events').where({ account_id: accountId }).where('created_at', '>=', since)

@@ -8,7 +8,7 @@ import { signDevToken } from '../lib/tokens';
 import { drive, medianOf, Repeated, round } from './measure';
 import type { Merchant } from './merchant';
 import { billingCounts, billingReceiver, cpuSince, workerPids, type BillingReceiver } from './billing-support';
-import { AccountAnswer, Answer, Api, ProviderAnswer, secretKeyOf } from './http';
+import { AccountAnswer, Answer, Api, enabledEndpoint, ProviderAnswer, secretKeyOf } from './http';
 import { log } from './runs';
 import { rssMb, type Stack } from './stack';
 
@@ -163,8 +163,7 @@ export async function billingScenario(stack: Stack, merchant: Merchant): Promise
   // Subscribed after the subscriptions were made: the creates' own events reach no endpoint, and each
   // round's deliveries are the renewals' alone.
   const receiver = await billingReceiver(BILLING_WEBHOOK_EVENTS);
-  const endpoint = (await http.post('/webhook-endpoints', { url: `${receiver.url}/hook`, events: BILLING_WEBHOOK_EVENTS }, key)).data;
-  await receiver.enabled(http, key, endpoint.id);
+  const endpoint = await enabledEndpoint(http, key, `${receiver.url}/hook`, BILLING_WEBHOOK_EVENTS);
   try {
     const runs: BillingRun[] = [];
     for (let run = 1; run <= ROUNDS; run++) {

@@ -51,3 +51,13 @@ export const VISA = { type: 'CARD', card: { number: '4242424242424242', exp_mont
 
 /** The simulator's `card_declined` card: a hard decline (lib/providers/sandbox/decline-codes.ts), so no cascade. */
 export const DECLINED_CARD = { type: 'CARD', card: { ...VISA.card, number: '4000000000000002' } };
+
+/** Subscribes a webhook endpoint at `url` to `events` and waits (10 s at most) for its handshake to enable it. */
+export async function enabledEndpoint(http: Api, key: string, url: string, events: readonly string[]): Promise<Answer> {
+  const endpoint = (await http.post<Answer>('/webhook-endpoints', { url, events }, key)).data;
+  for (let i = 0; i < 100; i++) {
+    if ((await http.get<Answer>(`/webhook-endpoints/${endpoint.id}`, key)).data.status === 'enabled') return endpoint;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`webhook endpoint ${endpoint.id} not enabled after 10 s`);
+}

@@ -8,7 +8,7 @@ import type { Config } from '../lib/config';
 import { signDevToken } from '../lib/tokens';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
 import { floorConfirm, floorLocalPaymentWorkflow, floorPaymentWorkflow } from './floor/workflows';
-import { AccountAnswer, Answer, Api, apiClient, DECLINED_CARD, ProviderAnswer, secretKeyOf, VISA } from './http';
+import { AccountAnswer, Answer, Api, apiClient, DECLINED_CARD, enabledEndpoint, ProviderAnswer, secretKeyOf, VISA } from './http';
 import type { Stack } from './stack';
 
 export interface Merchant {
@@ -84,12 +84,7 @@ export async function prepareCascadingMerchant(base: Merchant, softDeclineRate: 
   const key = secretKeyOf(account);
   await providerConfig(http, token, account, provider, 'Primary', 2.9, { api_key: 'bench_primary', simulate: { soft_decline_rate: softDeclineRate } });
   await providerConfig(http, token, account, provider, 'Backup', 3.5, { api_key: 'bench_backup' });
-  const endpoint = (await http.post('/webhook-endpoints', { url: hookUrl, events: ['payment_intent.succeeded', 'payment_intent.payment_failed'] }, key)).data;
-  for (let i = 0; ; i++) {
-    if ((await http.get(`/webhook-endpoints/${endpoint.id}`, key)).data.status === 'enabled') break;
-    if (i === 100) throw new Error(`webhook endpoint ${endpoint.id} not enabled after 10 s`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const endpoint = await enabledEndpoint(http, key, hookUrl, ['payment_intent.succeeded', 'payment_intent.payment_failed']);
   return {
     account,
     pay: async (declined) => (await http.post('/payments', { amount: 1000, currency: 'USD', confirm: true, payment_method: declined ? DECLINED_CARD : VISA }, key)).data,

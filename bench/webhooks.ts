@@ -7,6 +7,7 @@ import { appendEvents } from '../db/events';
 import { webhookClient } from '../workflows/webhooks/client';
 import { FLOOR_TASK_QUEUE } from './floor/worker';
 import { floorDeliveryWorkflow } from './floor/workflows';
+import { enabledEndpoint } from './http';
 import { Repeated, round } from './measure';
 import type { Merchant } from './merchant';
 import { repeat } from './runs';
@@ -38,12 +39,7 @@ export async function webhooksScenario(stack: Stack, merchant: Merchant): Promis
   const { http, key, account } = merchant;
   const { client } = stack;
   const target = await receiver();
-  const endpoint = (await http.post('/webhook-endpoints', { url: `${target.url}/hook`, events: ['*'] }, key)).data;
-  for (let i = 0; i < 100; i++) {
-    const ep = await http.get(`/webhook-endpoints/${endpoint.id}`, key);
-    if (ep.data.status === 'enabled') break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const endpoint = await enabledEndpoint(http, key, `${target.url}/hook`, ['*']);
   const ours = (count: number) => target.timed(count, async () => {
     const eventIds = await appendEvents(stack.db, 'production', Array.from({ length: count }, (_, i) => ({
       event: 'payment_intent.succeeded', accountId: account.id, workspaceId: account.workspace_id, data: { object: { object: 'payment', n: i } },
