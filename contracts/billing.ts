@@ -60,11 +60,6 @@ export interface SubscriptionInput {
   context: RequestContext;
   /** Set by continue-as-new: the row exists, and these update ids were applied (with their answers) in earlier runs. */
   carried?: CarriedState;
-  /**
-   * Set on every start since the Postgres-only steps became local activities (startSubscription), and
-   * carried by continue-as-new. Absent in histories from before, which take each step as an ordinary activity.
-   */
-  localSteps?: true;
 }
 
 export interface CarriedState { applied: [string, ChangeAnswer][] }

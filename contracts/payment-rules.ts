@@ -132,12 +132,6 @@ export interface PaymentInput {
    * activity refuses a start without a valid one, so a workflow started by anyone else moves nothing.
    */
   seal?: string;
-  /**
-   * Set on every start since the fan-out of the payment's events left the answer's path (startPayment):
-   * each fan-out is scheduled and the command answers without waiting for it; the workflow awaits them all
-   * before it ends. Absent in histories from before, which await each fan-out where it happens.
-   */
-  eventsAside?: true;
   context: RequestContext;
 }
 

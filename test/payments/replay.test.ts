@@ -39,16 +39,14 @@ describe('replaying recorded workflow histories', () => {
     for (const path of IN_ONE_REQUEST_PATHS) expect(files).toContain(`payment-create-and-confirm-${path}.json`);
     // A checkout session's workflow, and a payment that tells its session it is paid.
     expect(files).toEqual(expect.arrayContaining(['checkout-paid.json', 'checkout-expired.json', 'payment-checkout-paid.json']));
-    // A subscribed endpoint: the fan-out beside the answer, and as it was awaited before (eventsAside absent).
-    expect(files).toEqual(expect.arrayContaining(['payment-create-and-confirm-webhook.json', 'payment-create-and-confirm-webhook-cascade.json', 'payment-create-and-confirm-webhook-awaited.json']));
+    // A subscribed endpoint: the payment's events fan out beside its answer.
+    expect(files).toEqual(expect.arrayContaining(['payment-create-and-confirm-webhook.json', 'payment-create-and-confirm-webhook-cascade.json']));
     // Subscriptions (test/billing/, RECORD_HISTORIES=year,trial,…): a first run and a run continued from a
     // renewal of each path, and invoices' payments, which carry their invoice and tell their subscription.
     for (const name of ['year', 'trial', 'proration', 'paused', 'dunning-recovered', 'action-required']) {
       expect(files).toEqual(expect.arrayContaining([`subscription-${name}.json`, `subscription-${name}-first.json`, `payment-invoice-${name}.json`]));
     }
     expect(files).toContain('subscription-canceled-now.json');
-    // Recorded before the subscription's Postgres steps became local activities (input flag localSteps absent).
-    expect(files).toEqual(expect.arrayContaining(['subscription-year-ordinary.json', 'subscription-year-first-ordinary.json', 'subscription-dunning-recovered-ordinary.json']));
     // Disputes (test/disputes/disputes.test.ts, RECORD_HISTORIES=dispute-won,…): won, accepted, and the deadline passed.
     expect(files).toEqual(expect.arrayContaining(['dispute-won.json', 'dispute-accepted.json', 'dispute-overdue.json']));
   });
@@ -207,9 +205,7 @@ describe.runIf(RECORD !== '' && RECORD !== '0')('recording histories', () => {
         return checkoutWorkflowId(session.id);
       },
     });
-    // A merchant with a subscribed endpoint: the payment's events fan out to deliveries, beside the answer
-    // (input flag eventsAside). payment-create-and-confirm-webhook-awaited.json was recorded before that
-    // flag, each fan-out awaited before the answer; it cannot be recorded again, and replays as it was.
+    // A merchant with a subscribed endpoint: the payment's events fan out to deliveries, beside the answer.
     const listenedPayment = async (number: string) => {
       const m = await paymentsFixture(stack);
       const receiver = await Receiver.start();

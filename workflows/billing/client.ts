@@ -31,7 +31,7 @@ export async function startSubscription(client: Client, input: SubscriptionInput
     startWorkflowOperation: new WithStartWorkflowOperation(subscriptionWorkflow, {
       workflowId: subscriptionWorkflowId(input.subscriptionId),
       taskQueue: TASK_QUEUES.payments,
-      args: [{ ...input, localSteps: true }],
+      args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       typedSearchAttributes: [

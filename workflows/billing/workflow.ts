@@ -10,18 +10,18 @@ import {
 } from '../../contracts/billing';
 import { nextDue, type Due } from './due';
 
-/** Short Postgres work: quick retries, for as long as the database is away (a step must land). */
-const records = proxyActivities<BillingActivities>({
+/**
+ * Short Postgres steps, as local activities: run inside the workflow task that reached them, with no round
+ * trip through the server to schedule each. Every one is idempotent (a period is billed once, a settle
+ * reads the payment's row), so a local activity's retries are harmless; they retry as long as the database is away.
+ */
+const steps = proxyLocalActivities<BillingActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
 
-/**
- * The same steps as local activities (input flag `localSteps`): run inside the workflow task that reached
- * them, with no round trip through the server to schedule each. Every one is a short, idempotent Postgres
- * step (a period is billed once, a settle reads the payment's row), so a local activity's retries are harmless.
- */
-const localRecords = proxyLocalActivities<BillingActivities>({
+/** The fan-out stays an ordinary activity, as in the other workflows: it starts a delivery workflow per endpoint, too much to hold a workflow task for. */
+const records = proxyActivities<BillingActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -59,8 +59,6 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     subscriptionId: input.subscriptionId, accountId: input.accountId, workspaceId: input.workspaceId, environment: input.environment, context: input.context,
   };
   const testClockId = input.testClockId;
-  // The fan-out and the payment's wait stay ordinary activities: they start workflows and wait on them.
-  const steps = input.localSteps ? localRecords : records;
   let clock: SubscriptionClock | null = null;
   let now = Date.now();
   let nudged = false;

@@ -52,7 +52,7 @@ export function startPayment(client: Client, input: PaymentInput, confirm?: Conf
     startWorkflowOperation: new WithStartWorkflowOperation(paymentWorkflow, {
       workflowId: paymentWorkflowId(input.paymentId),
       taskQueue: TASK_QUEUES.payments,
-      args: [{ ...input, eventsAside: true }],
+      args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       typedSearchAttributes: [

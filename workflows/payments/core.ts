@@ -165,17 +165,13 @@ export class PaymentCore {
   }
 
   /**
-   * Fans events out to webhook deliveries. Since `eventsAside` the fan-out is only scheduled: the command
-   * that wrote the events answers without waiting for deliveries to be planned, and the workflow awaits
-   * every fan-out before it ends (fanOutsEnded), so none is lost. The events are durable in Postgres either way.
+   * Fans events out to webhook deliveries. The fan-out is only scheduled: the command that wrote the
+   * events answers without waiting for deliveries to be planned, and the workflow awaits every fan-out
+   * before it ends (fanOutsEnded), so none is lost. The events are durable in Postgres either way.
    */
-  async publish(eventIds: string[]): Promise<void> {
+  publish(eventIds: string[]): void {
     if (!eventIds.length) return;
     const fanOut = records.fanOutEvents({ environment: this.input.environment, eventIds });
-    if (!this.input.eventsAside) {
-      await fanOut;
-      return;
-    }
     this.fanOuts.push(fanOut.then(() => undefined, (err) => this.fanOutFailed(err)));
   }
 

@@ -242,7 +242,7 @@ export class PaymentMachine {
       if (!confirm) {
         const { eventIds } = await localRecords.createPaymentRecord(core.input);
         this.rowWritten();
-        await core.publish(eventIds);
+        core.publish(eventIds);
         return undefined;
       }
       const plan = core.planArgs(confirm);

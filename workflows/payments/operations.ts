@@ -19,7 +19,7 @@ export async function capture(core: PaymentCore, { amount, seal, context }: Capt
   }
   if (result.declined) {
     core.facts.lastError = { code: 'capture_failed', message: result.declined.message };
-    await core.publish(result.eventIds);
+    core.publish(result.eventIds);
     throw ApplicationFailure.create({
       type: PAYMENT_FAILURES.captureDeclined, nonRetryable: true, details: [{ decline_code: result.declined.declineCode }],
       message: `The processor refused the capture (${result.declined.declineCode}); the payment stays AUTHORIZED.`,
@@ -27,7 +27,7 @@ export async function capture(core: PaymentCore, { amount, seal, context }: Capt
   }
   core.facts.capturedAmount = result.capturedAmount;
   core.setStatus(result.paymentStatus);
-  await core.publish(result.eventIds);
+  core.publish(result.eventIds);
   return { status: core.status, outcome: 'captured' };
 }
 
@@ -74,7 +74,7 @@ export async function cancel(core: PaymentCore, reason: string, context = core.i
     return;
   }
   core.setStatus('CANCELED');
-  await core.publish(eventIds);
+  core.publish(eventIds);
 }
 
 /** Records the processor's notification about the pending capture or void, and where it leaves the payment. */
@@ -87,5 +87,5 @@ export async function settle(core: PaymentCore, pending: PendingOperation, notif
   // What the stored event said, not the signal: an approved capture or void ends the payment.
   if (result.paymentStatus !== 'SUCCEEDED' && result.paymentStatus !== 'CANCELED') core.facts.lastError = { code: `${pending.operation}_failed` };
   core.setStatus(result.paymentStatus);
-  await core.publish(result.eventIds);
+  core.publish(result.eventIds);
 }
