@@ -1,11 +1,22 @@
-import { allHandlersFinished, condition, currentUpdateInfo, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { allHandlersFinished, condition, currentUpdateInfo, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
 import {
   ANSWERABLE_DISPUTE_STATUSES, CLOSED_DISPUTE_STATUSES, disputeQueries, disputeSignals, disputeUpdates, EVIDENCE_REMINDER_MS,
   type DisputeActivities, type DisputeAnswerResult, type DisputeClock, type DisputeInput, type DisputeRef, type SealedDisputeAnswer,
 } from '../../contracts/disputes';
 
-/** Postgres work: quick retries, for as long as the database is away. */
+/**
+ * Short Postgres steps (reading the dispute, applying a notice, the deadline's two marks), as local
+ * activities: run inside the workflow task that reached them, with no round trip through the server to
+ * schedule each. Each is idempotent (a notice applies once per stored event, a mark once), so a local
+ * activity's retries are harmless; they retry for as long as the database is away.
+ */
+const steps = proxyLocalActivities<DisputeActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+/** The fan-out stays an ordinary activity, as in the other workflows: it starts a delivery workflow per endpoint. */
 const records = proxyActivities<DisputeActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
@@ -44,10 +55,10 @@ export async function disputeWorkflow(input: DisputeInput): Promise<void> {
     return queued.result!;
   });
 
-  await advance(await records.readDispute(ref));
+  await advance(await steps.readDispute(ref));
   for (;;) {
     if (events.length) {
-      await advance(await records.applyDisputeEvent(ref, input, events.shift()!));
+      await advance(await steps.applyDisputeEvent(ref, input, events.shift()!));
       continue;
     }
     if (queue.length) {
@@ -61,7 +72,7 @@ export async function disputeWorkflow(input: DisputeInput): Promise<void> {
     if (closed()) break;
     const due = nextDue();
     if (due && due.at <= Date.now()) {
-      await advance(due.kind === 'remind' ? await records.remindEvidenceDue(ref) : await records.markEvidenceOverdue(ref));
+      await advance(due.kind === 'remind' ? await steps.remindEvidenceDue(ref) : await steps.markEvidenceOverdue(ref));
       continue;
     }
     const woken = () => events.length > 0 || queue.length > 0;
