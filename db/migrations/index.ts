@@ -21,6 +21,7 @@ import * as checkout from './021_checkout';
 import * as billing from './022_billing';
 import * as disputes from './023_disputes';
 import * as disputePaymentIndex from './024_dispute_payment_index';
+import * as savedCardCvc from './025_saved_card_cvc';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -48,6 +49,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['022_billing', billing],
   ['023_disputes', disputes],
   ['024_dispute_payment_index', disputePaymentIndex],
+  ['025_saved_card_cvc', savedCardCvc],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -5,6 +5,7 @@ import {
 } from '../support/payments';
 import * as support from '../support/payments';
 import { paymentWorkflowId } from '../../contracts/payments';
+import * as savedCardCvc from '../../db/migrations/025_saved_card_cvc';
 
 /**
  * A publishable key and a payment id must not make a card-testing oracle (issue #42, docs/security.md):
@@ -228,9 +229,11 @@ describe('decline budgets of client-side confirmations', () => {
       expect((await pkConfirm(m, id, { client_secret: secret, payment_method: card(freshCard()) }, { on, ip })).body.data.status).toBe('FAILED');
     }
     const { id, secret } = await newPayment(m, {}, low);
+    const before = await processorCharges();
     const refused = await pkConfirm(m, id, { client_secret: secret, payment_method: card(freshCard()) }, { on: lowTwin, ip });
     expect(refused.status).toBe(429);
     expect(refused.body.error.details.reason).toBe('too_many_declines');
+    expect(await processorCharges()).toBe(before);
     const elsewhere = await pkConfirm(m, id, { client_secret: secret, payment_method: card(freshCard()) }, { on: low });
     expect(elsewhere.body.data.status, JSON.stringify(elsewhere.body)).toBe('FAILED');
   });
@@ -328,5 +331,19 @@ describe('a saved card keeps no CVC beyond its authorization', () => {
     expect(res.body.error.details.reason).toBe('too_many_attempts');
     const [row] = await cardsOf(customer);
     expect(row).toMatchObject({ cvc_encrypted: null });
+  });
+  it('saved before that rule, its CVC is wiped by migration 025, but for a card a confirm in flight may still use', async () => {
+    const customer = await support.newCustomer(stack, f.merchant);
+    const [kept, inFlight] = [await support.savedCard(stack, f.merchant, customer), await support.savedCard(stack, f.merchant, customer)];
+    // As such cards were stored: a sealed CVC until first use.
+    await stack.db('live.payment_methods').whereIn('id', [kept, inFlight]).update({ cvc_encrypted: 'v2.legacy-sealed-cvc' });
+    const { id } = await newPayment(f.merchant, { customer_id: customer });
+    await stack.db('live.payments').where({ id }).update({ status: 'PROCESSING', payment_method_id: inFlight });
+    await savedCardCvc.up(stack.db);
+    expect((await stack.db('live.payment_methods').where({ id: kept }).first()).cvc_encrypted).toBeNull();
+    expect((await stack.db('live.payment_methods').where({ id: inFlight }).first()).cvc_encrypted).toBe('v2.legacy-sealed-cvc');
+    await stack.db('live.payments').where({ id }).update({ status: 'FAILED' });
+    await savedCardCvc.up(stack.db);
+    expect((await stack.db('live.payment_methods').where({ id: inFlight }).first()).cvc_encrypted).toBeNull();
   });
 });

@@ -1,16 +1,15 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import { chromium, type Browser, type Frame, type FrameLocator, type Page } from 'playwright-core';
+import type { Frame, FrameLocator, Page } from 'playwright-core';
 import { bearer, sandboxMerchant, type Merchant, type TestStack } from '../support/stack';
 import { addFees, createConfig, createProvider } from '../support/routing';
 
 // What the hosted page's and the card fields' browser tests share: Chromium, a merchant that can take
 // payments through the sandbox processor, its checkout sessions, and the merchant's own shop pages.
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const HAS_CHROMIUM = existsSync(CHROMIUM);
+// Chromium itself lives in test/support/chromium.ts; re-exported so the checkout tests keep one import.
+export { CHROMIUM, HAS_CHROMIUM, launchChromium } from '../support/chromium';
 
 export const CARDS = {
   visa: '4242424242424242',
@@ -19,11 +18,6 @@ export const CARDS = {
   /** Challenged by 3-D Secure, then approved once the cardholder completes it. */
   threeDSecure: '4000002760003184',
 } as const;
-
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'] });
-}
 
 /**
  * A sandbox account (http URLs allowed, as a local shop has) with one sandbox-processor provider config

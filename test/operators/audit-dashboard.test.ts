@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { bearer, createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 import { buildDashboard } from './support';
+import { HAS_CHROMIUM, launchChromium } from '../support/chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // SB_SCREENSHOTS=1 refreshes the docs' screenshot; otherwise it goes to the scratch folder.
 const SHOTS = process.env.SB_SCREENSHOTS === '1' ? join(__dirname, '..', '..', 'docs', 'screenshots') : join(__dirname, '..', '.tmp', 'screenshots');
 
@@ -15,7 +15,7 @@ let page: Page;
 let m: Merchant;
 
 /** The audit log page in headless Chromium (skipped without Chromium), against a real API and Postgres. */
-describe.skipIf(!existsSync(CHROMIUM))('the audit log page', () => {
+describe.skipIf(!HAS_CHROMIUM)('the audit log page', () => {
   beforeAll(async () => {
     stack = await startStack();
     m = await createMerchant(stack);
@@ -26,7 +26,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the audit log page', () => {
     expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
     expect((await stack.http.post(`/v1/webhook-endpoints/${endpoint.body.data.id}/rotate-secret`).set(bearer(m.secretKey)).send({})).status).toBe(200);
     await buildDashboard();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   });
   afterAll(async () => {

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { bearer, type RunningWorker, startStack, startWorker, type TestStack } from '../support/stack';
 import { startSimulator, type TestSimulator } from '../support/payments';
 import { advanceClock, api, billingFixture, type BillingFixture, customerWithCard, monthlyPrice, newClock } from '../billing/support';
 import { buildDashboard } from './support';
+import { HAS_CHROMIUM, launchChromium } from '../support/chromium';
 
 // The Billing section of the dashboard in headless Chromium, against the real API, Postgres, Temporal
 // and the sandbox processor: subscriptions and their invoices as an operator sees them, and "Retry now"
@@ -14,7 +15,6 @@ import { buildDashboard } from './support';
 const ROOT = join(__dirname, '..', '..');
 // SB_SCREENSHOTS=1 refreshes the docs' screenshots; otherwise they go to the scratch folder.
 const SHOTS = process.env.SB_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test', '.tmp', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const START = '2026-03-01T00:00:00.000Z';
 const RENEWAL = '2026-04-01T00:00:00.000Z';
@@ -60,7 +60,7 @@ async function signIn(credential: string) {
 const subscriptionRow = (id: string) => page.locator(`tr[data-subscription="${id}"]`);
 const dateOf = (iso: string) => new Intl.DateTimeFormat('en-US', { dateStyle: 'medium' }).format(new Date(iso));
 
-describe.skipIf(!existsSync(CHROMIUM))('subscriptions and invoices in the dashboard', () => {
+describe.skipIf(!HAS_CHROMIUM)('subscriptions and invoices in the dashboard', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '5000' });
@@ -85,7 +85,7 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriptions and invoices in the dashbo
     readOnlyKey = key.body.data.key;
 
     await buildDashboard();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
     mkdirSync(SHOTS, { recursive: true });
   }, 240_000);
   afterAll(async () => {

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { bearer, type Merchant, type RunningWorker, sandboxMerchant, startStack, startWorker, type TestStack } from '../support/stack';
 import { card, CARDS, startSimulator, type TestSimulator } from '../support/payments';
 import { addFees, createConfig, createProvider } from '../support/routing';
 import { buildDashboard, eventually } from './support';
+import { HAS_CHROMIUM, launchChromium } from '../support/chromium';
 
 // The Checkout section of the dashboard in headless Chromium, against the real API, Postgres, Temporal
 // and the sandbox processor: sessions and payment links as an operator sees and changes them.
@@ -13,8 +14,6 @@ import { buildDashboard, eventually } from './support';
 const ROOT = join(__dirname, '..', '..');
 // SB_SCREENSHOTS=1 refreshes the docs' screenshots; otherwise they go to the scratch folder.
 const SHOTS = process.env.SB_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test', '.tmp', 'screenshots');
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 interface Session { id: string; url: string; payment_id: string; client_secret: string; status: string }
 
@@ -69,7 +68,7 @@ async function signIn(credential: string) {
 
 const sessionRow = (id: string) => page.locator(`tr[data-session="${id}"]`);
 
-describe.skipIf(!existsSync(CHROMIUM))('checkout sessions and payment links in the dashboard', () => {
+describe.skipIf(!HAS_CHROMIUM)('checkout sessions and payment links in the dashboard', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '2000' });
@@ -94,7 +93,7 @@ describe.skipIf(!existsSync(CHROMIUM))('checkout sessions and payment links in t
     readOnlyKey = key.body.data.key;
 
     await buildDashboard();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
     mkdirSync(SHOTS, { recursive: true });
   });
   afterAll(async () => {

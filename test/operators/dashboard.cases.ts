@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page, type Route } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import type { AnalyticsPoint, ProviderAnalytics } from '../../lib/routing/adaptive-contract';
 import { bearer, createMerchant, TestStack } from '../support/stack';
 import { CARDS, pay, paymentsFixture, PaymentsFixture } from '../support/payments';
+import { HAS_CHROMIUM, launchChromium } from '../support/chromium';
 import { deliveryFor, enabledEndpoint, eventually, getDelivery, OperatorStack, Receiver, startReceiver, buildDashboard } from './support';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = join(__dirname, '..', '..');
 // SB_SCREENSHOTS=1 refreshes the README's screenshots; otherwise they go to the scratch folder.
 const SHOTS = process.env.SB_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test', '.tmp', 'screenshots');
@@ -26,9 +26,7 @@ const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`
 
 /** The dashboard in headless Chromium, against the shared operator stack (skipped without Chromium). */
 export function dashboardCases(s: OperatorStack) {
-  if (!existsSync(CHROMIUM)) console.warn(`dashboard browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-
-  describe.skipIf(!existsSync(CHROMIUM))('the dashboard in a real browser', () => {
+  describe.skipIf(!HAS_CHROMIUM)('the dashboard in a real browser', () => {
     beforeAll(async () => {
       mkdirSync(SHOTS, { recursive: true });
       stack = s.stack;
@@ -45,10 +43,8 @@ export function dashboardCases(s: OperatorStack) {
       endpoint = await enabledEndpoint(stack, f.merchant, receiver.url);
       dead = await deliveryFor(stack, f.merchant, endpoint.id, 'dead_lettered');
 
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
-      });
+      // Beyond the shared arguments, this suite keeps Chromium from reaching out on its own (background networking, component updates, sync).
+      browser = await launchChromium(['--disable-background-networking', '--disable-component-update', '--disable-sync']);
       page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       page.on('request', (req) => { if (!req.url().startsWith(stack.baseUrl) && !req.url().startsWith('data:')) offsite.push(req.url()); });
     });

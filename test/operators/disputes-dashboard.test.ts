@@ -1,13 +1,14 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { envTable } from '../../db/environments';
 import { disputeIdOf } from '../../lib/ids';
 import { bearer, type RunningWorker, startStack, startWorker, type TestStack } from '../support/stack';
 import { CARDS, startSimulator, type TestSimulator } from '../support/payments';
 import { DISPUTE_CARDS, disputeFixture, disputeOf, getDispute, paidWith } from '../disputes/support';
 import { buildDashboard } from './support';
+import { HAS_CHROMIUM, launchChromium } from '../support/chromium';
 
 // The Disputes section of the dashboard in headless Chromium, against the real API, Postgres, Temporal
 // and the sandbox processor: the list with the time left to answer, a dispute's page, who is offered
@@ -16,7 +17,6 @@ import { buildDashboard } from './support';
 const ROOT = join(__dirname, '..', '..');
 // SB_SCREENSHOTS=1 refreshes the docs' screenshots; otherwise they go to the scratch folder.
 const SHOTS = process.env.SB_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test', '.tmp', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const DAY = 86_400_000;
 
 let sim: TestSimulator;
@@ -59,7 +59,7 @@ async function signIn(credential: string) {
 const row = (id: string) => page.locator(`tr[data-dispute="${id}"]`);
 const withdrawn = (at: Date) => ({ kind: 'withdrawn', amount: 4200, fee: 1500, currency: 'USD', event_id: 'pe_dash_1', at: at.toISOString() });
 
-describe.skipIf(!existsSync(CHROMIUM))('disputes in the dashboard', () => {
+describe.skipIf(!HAS_CHROMIUM)('disputes in the dashboard', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     stack = await startStack({ SIMULATOR_URL: sim.url, PROVIDER_TIMEOUT_MS: '5000' });
@@ -88,7 +88,7 @@ describe.skipIf(!existsSync(CHROMIUM))('disputes in the dashboard', () => {
     readOnlyKey = key.body.data.key;
 
     await buildDashboard();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
     mkdirSync(SHOTS, { recursive: true });
   }, 240_000);
   afterAll(async () => {

@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { card, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
 import { paymentWorkflowId } from '../../contracts/payments';
 import { flatten } from '../support/history';
+import { HAS_CHROMIUM, launchChromium } from '../support/chromium';
 import { processingSince } from '../../db/payments';
 
 // 3-D Secure end to end (docs/authentication.md): the real API, Postgres and Temporal, the sandbox
@@ -14,7 +14,6 @@ import { processingSince } from '../../db/payments';
 
 const CARDS_3DS = { always: '4000002760003184', thenDeclined: '4000008400001629', supported: '4000000000003055', stepUp: '4000002500003155' } as const;
 const RETURN_URL = 'https://shop.example.test/checkout/done';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let sim: TestSimulator;
 let stack: TestStack;
@@ -253,12 +252,12 @@ describe('no second challenge', () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM))('in a real browser', () => {
+describe.skipIf(!HAS_CHROMIUM)('in a real browser', () => {
   let browser: Browser;
   afterAll(async () => { await browser?.close(); });
 
   it('clicks through the challenge page and lands on the shop with the payment id', async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
     const page = await browser.newPage();
     let landed: string | undefined;
     await page.route('https://shop.example.test/**', (route) => {
