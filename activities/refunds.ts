@@ -7,7 +7,7 @@ import { withArticle } from '../lib/errors';
 import { logger } from '../lib/logger';
 import { appendEvents, EventRecord } from '../db/events';
 import type { ChargeRow } from '../db/payments';
-import { findRefund, findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
+import { findRefundWithCharge, RefundRow, reserveRefund, settleRefund } from '../db/refunds';
 import { serializeCharge } from '../resources/payments';
 import { serializeRefund } from '../resources/refunds';
 import { updateCharge } from '../db/payments';
@@ -91,8 +91,8 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
     async reserveRefund(input: RefundWorkflowInput): Promise<ReservationResult> {
       const env = input.environment;
       // Only the API's refunds move money: a refund workflow started by anyone else who reaches Temporal
-      // (with ids read from search attributes) has no valid seal. One from before seals has its row already.
-      if (!vault.sealed('refund', refundCommand(input), input.seal) && !(await findRefund(db, env, input.refundId))) {
+      // (with ids read from search attributes) has no valid seal.
+      if (!vault.sealed('refund', refundCommand(input), input.seal)) {
         logger.warn({ environment: env, refund_id: input.refundId.slice(0, 64), charge_id: input.chargeId.slice(0, 64) }, 'refund refused: its workflow was not started by the API');
         throw ApplicationFailure.nonRetryable('the refund was not started by the API (no valid seal)', 'unsealed_command');
       }

@@ -6,7 +6,7 @@ import { cpuMs, driveFor, round } from './measure';
 
 /**
  * The list scenario: `GET /v1/payments?status=…&limit=100` in an account with a million payments
- * (docs/performance.md#list-at-1000000-payments). Payments are written straight into the table in bulk
+ * (docs/performance-log.md#list-at-1000000-payments). Payments are written straight into the table in bulk
  * (no workflows: a list reads rows only), then eight connections walk the list status by status, each
  * following its pages' last ids (`starting_after`), so deep pages are measured as well as first ones.
  * Environment: BENCH_LIST_PAYMENTS (default 1,000,000), BENCH_LIST_SECONDS (per run, default 10),
@@ -124,7 +124,7 @@ export interface ListWalk { operations: number; elapsedMs: number; all: Recordab
  * `connections` walks side by side for `ms`, each on its own keep-alive connection and its own status to
  * start with; `sent` sees each request's path. The walk's state is the loop's own: autocannon, which drove
  * this before, starts a request's context afresh after each pass through its request list, so every
- * request it sent was a walk's first page (docs/performance.md#list-at-1000000-payments).
+ * request it sent was a walk's first page (docs/performance-log.md#list-at-1000000-payments).
  */
 export async function walkList(api: string, key: string, ms: number, connections = CONNECTIONS, sent?: (path: string) => void): Promise<ListWalk> {
   const pool = new Pool(api, { connections, pipelining: 1 });

@@ -120,7 +120,7 @@ export interface ReconcileResult extends AttemptResult {
  * Which of the charge's captures (or voids) the workflow sends, counting from 1: the processor's
  * idempotency key is `<charge>:capture` for the first and `<charge>:capture:<n>` for each later one, so a
  * capture sent again after the processor refused one reaches it instead of its stored refusal. Retries
- * of one command keep their key. Absent in histories from before: the first key.
+ * of one command keep their key. Absent (a void of a payment with no charge): the first key.
  */
 export type OperationSequence = { sequence?: number };
 

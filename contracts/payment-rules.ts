@@ -24,9 +24,10 @@ export const PAYMENT_TRANSITIONS = {
   confirm: { from: ['CREATED', 'FAILED'], to: ['PROCESSING'] },
   /**
    * The routing plan's attempts; PROCESSING stays only when the walk broke on an internal error;
-   * REQUIRES_ACTION while the customer authenticates (the walk goes on from there).
+   * REQUIRES_ACTION while the customer authenticates (the walk goes on from there). CREATED (or FAILED)
+   * again when the first activity refuses the confirm's seal: nothing was tried, so the payment is as it was.
    */
-  walk: { from: ['PROCESSING'], to: ['AUTHORIZED', 'SUCCEEDED', 'FAILED', 'PROCESSING', 'REQUIRES_ACTION'] },
+  walk: { from: ['PROCESSING'], to: ['AUTHORIZED', 'SUCCEEDED', 'FAILED', 'PROCESSING', 'REQUIRES_ACTION', 'CREATED'] },
   capture: { from: ['AUTHORIZED'], to: ['SUCCEEDED'] },
   /** From REQUIRES_ACTION: the authentication is abandoned (and the charge voided at the processor) first. */
   cancel: { from: ['CREATED', 'FAILED', 'AUTHORIZED', 'REQUIRES_ACTION'], to: ['CANCELED'] },
@@ -105,12 +106,6 @@ export interface PaymentInput {
   secureMode: 'NONE' | 'PREFERRED' | 'REQUIRED';
   installments: number;
   customerId?: string;
-  /**
-   * A guest customer for the activity to write with the payment row: only in the input of payments created
-   * before the API wrote the guest's row itself and gave the workflow its id as `customerId` (contact
-   * details stay out of history). Kept so that such payments, still running, write their customer.
-   */
-  guestCustomer?: GuestCustomerInput;
   checkoutSessionId?: string;
   /** The invoice this payment pays, and its subscription (whose workflow the payment tells its outcome). */
   invoice?: InvoiceOfPayment;
@@ -125,8 +120,8 @@ export interface PaymentInput {
   /** Durations in milliseconds (AUTH_EXPIRY, PAYMENT_EXPIRY). */
   authExpiryMs: number;
   paymentExpiryMs: number;
-  /** AUTHENTICATION_TIMEOUT in milliseconds (absent in histories from before it: one hour). */
-  authenticationTimeoutMs?: number;
+  /** AUTHENTICATION_TIMEOUT in milliseconds. */
+  authenticationTimeoutMs: number;
   /**
    * The API's seal of what the start decided (`paymentCommand` kind `start`): the first
    * activity refuses a start without a valid one, so a workflow started by anyone else moves nothing.
@@ -140,8 +135,6 @@ export interface InvoiceOfPayment { invoiceId: string; subscriptionId: string }
 /** How a stored card is used: who starts the transaction, under which agreement (only subscriptions today). */
 export interface RecurringUse { model: 'subscription'; initiator: 'customer' | 'merchant' }
 
-export interface GuestCustomerInput { id: string; name?: string; email?: string; phone?: string; country?: string }
-
 export interface ConfirmInput {
   paymentMethodId: string;
   /** Where the customer's browser goes once an authentication (3-D Secure) is done. */
@@ -154,9 +147,9 @@ export interface ConfirmInput {
 }
 
 /**
- * The `create` update's argument (optional: a plain create, and every history recorded before it
- * existed, sends none). With `confirm`, the workflow runs the confirm walk as soon as the row is written,
- * and `create` answers when the walk ends (create and confirm in one request).
+ * The `create` update's argument (optional: a plain create sends none). With `confirm`, the workflow
+ * runs the confirm walk as soon as the row is written, and `create` answers when the walk ends (create
+ * and confirm in one request).
  */
 export interface CreateInput { confirm?: ConfirmInput }
 
@@ -215,7 +208,7 @@ export const UNSEALED_COMMAND = 'unsealed_command';
 export type StartFacts = Pick<PaymentInput,
   | 'paymentId' | 'accountId' | 'workspaceId' | 'environment' | 'customerId' | 'amount' | 'currency' | 'autoCapture' | 'secureMode'
   | 'installments' | 'routing' | 'metadata' | 'checkoutSessionId' | 'authExpiryMs' | 'paymentExpiryMs' | 'authenticationTimeoutMs'
-  | 'guestCustomer' | 'invoice' | 'recurring'>;
+  | 'invoice' | 'recurring'>;
 
 /**
  * A confirm and a capture each carry a one-time `commandId` (the API's, random), inside what is sealed:
@@ -239,8 +232,7 @@ export function startCommand(input: StartFacts): PaymentCommand {
     customerId: input.customerId, amount: input.amount, currency: input.currency, autoCapture: input.autoCapture,
     secureMode: input.secureMode, installments: input.installments, routing: input.routing, metadata: input.metadata,
     checkoutSessionId: input.checkoutSessionId, authExpiryMs: input.authExpiryMs, paymentExpiryMs: input.paymentExpiryMs,
-    authenticationTimeoutMs: input.authenticationTimeoutMs, guestCustomer: input.guestCustomer,
-    invoice: input.invoice, recurring: input.recurring,
+    authenticationTimeoutMs: input.authenticationTimeoutMs, invoice: input.invoice, recurring: input.recurring,
   };
 }
 
@@ -252,11 +244,9 @@ export function paymentCommand(command: PaymentCommand): string {
         'start', command.paymentId, command.accountId, command.workspaceId, command.environment,
         command.customerId ?? null, command.amount, command.currency, command.autoCapture,
         command.secureMode, command.installments, routingText(command.routing), entriesText(command.metadata),
-        command.checkoutSessionId ?? null, command.authExpiryMs, command.paymentExpiryMs, command.authenticationTimeoutMs ?? null,
-        guestText(command.guestCustomer),
-        // Only where present, so that a start sealed before billing existed keeps its seal.
-        ...(command.invoice ? [['invoice', command.invoice.invoiceId, command.invoice.subscriptionId]] : []),
-        ...(command.recurring ? [['recurring', command.recurring.model, command.recurring.initiator]] : []),
+        command.checkoutSessionId ?? null, command.authExpiryMs, command.paymentExpiryMs, command.authenticationTimeoutMs,
+        command.invoice ? [command.invoice.invoiceId, command.invoice.subscriptionId] : null,
+        command.recurring ? [command.recurring.model, command.recurring.initiator] : null,
       ]);
     case 'confirm':
       return JSON.stringify([
@@ -288,10 +278,6 @@ export function openCarriedSeal(carried: string | undefined): { commandId: strin
 /** Metadata (or any string map) as sorted entries, whatever order its keys travelled in. */
 function entriesText(map: Record<string, string> | undefined): unknown {
   return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-function guestText(guest: GuestCustomerInput | undefined): unknown {
-  return guest ? [guest.id, guest.name ?? null, guest.email ?? null, guest.phone ?? null, guest.country ?? null] : null;
 }
 
 /** Routing hints in a fixed order, whatever order their keys travelled in. */

@@ -47,9 +47,9 @@ export interface RefundWorkflowInput {
   /**
    * The API's seal of what the refund moves (`refundCommand`, sealed with the vault key): the
    * reservation refuses a refund without a valid one, so that a refund workflow started by anyone else
-   * who reaches Temporal moves nothing. Absent in histories from before (their refund row exists already).
+   * who reaches Temporal moves nothing.
    */
-  seal?: string;
+  seal: string;
 }
 
 /** What a refund's seal covers: which charge of which account, of which payment, and how much. */

@@ -30,7 +30,7 @@ export interface ApiKeyRow {
   last_used_ip: string | null;
   last_used_at: Date | null;
   expires_at: Date | null;
-  /** Null for the managed keys made with their account, and for keys made before creators were recorded. */
+  /** Null for the managed keys made with their account, and for keys whose creator was not recorded. */
   created_by_type: KeyCreator['type'] | null;
   created_by_id: string | null;
   created_at: Date;

@@ -2,7 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
-import { insertIfFirstWrote, named, withAlongside, type Alongside, type NamedAlongside } from './knex';
+import { insertIfFirstWrote, withAlongside, type NamedAlongside } from './knex';
 import { hasEnabledEndpoint, listeningEndpointQuery } from './webhooks';
 
 /**
@@ -74,10 +74,10 @@ export async function appendEvents(db: Knex, env: Environment, records: EventRec
  * other stores' statements to run with the insert (db/knex.ts), or on their own when there is no event.
  */
 export async function appendEventsToPublish(
-  db: Knex, env: Environment, accountId: string, records: EventRecord[], alongside: readonly Alongside[] = [],
+  db: Knex, env: Environment, accountId: string, records: EventRecord[], alongside: readonly NamedAlongside[] = [],
 ): Promise<string[]> {
   if (!records.length) {
-    for (const statement of alongside) await statement;
+    for (const [, statement] of alongside) await statement;
     return [];
   }
   const rows = eventRows(records);
@@ -88,17 +88,17 @@ export async function appendEventsToPublish(
 /**
  * Appends one account's event records with another store's write of what they show, in one statement and
  * only if that write wrote: `write` (db/knex.ts's Alongside) must return a row when it writes and none when
- * it does not (an insert that found its row: a retry). The events then go in only with it — its first
- * CTE (by its name when it has one), read by the events' insert — and `alongside` runs either way, as appendEventsToPublish's does.
+ * it does not (an insert that found its row: a retry). The events then go in only with it — the CTE of
+ * its name, read by the events' insert — and `alongside` runs either way, as appendEventsToPublish's does.
  * Answers the ids to fan out (see appendEventsToPublish), or undefined when `write` wrote nothing and so
  * neither did this.
  */
 export async function appendEventsOfWrite(
-  db: Knex, env: Environment, accountId: string, records: EventRecord[], write: Alongside | NamedAlongside, alongside: readonly (Alongside | NamedAlongside)[] = [],
+  db: Knex, env: Environment, accountId: string, records: EventRecord[], write: NamedAlongside, alongside: readonly NamedAlongside[] = [],
 ): Promise<string[] | undefined> {
   if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
   const rows = eventRows(records, (data) => data);
-  const insert = insertIfFirstWrote(db, envTable(env, 'events'), rows, named(write, 0)[0]).returning(publishedIds(db, env, accountId));
+  const insert = insertIfFirstWrote(db, envTable(env, 'events'), rows, write[0]).returning(publishedIds(db, env, accountId));
   const written = await withAlongside(insert, [write, ...alongside]) as Published[];
   return written.length ? listenedIds(written) : undefined;
 }

@@ -68,49 +68,41 @@ export async function runPrepared<Row>(db: Knex, statement: PreparedStatement, v
  */
 export type Alongside = Knex.QueryBuilder | Knex.Raw;
 
-/** An Alongside with the name its CTE gets, saying what it does (`charge_recorded`). */
+/**
+ * An Alongside with the name its CTE gets, saying what it does (`charge_recorded`, `plan_stored`): the
+ * statement's SQL reads as the steps it takes, and a write that must wait on another names the one it waits on.
+ */
 export type NamedAlongside = readonly [name: string, statement: Alongside];
 
-/** `query` with `alongside` as its CTEs (see Alongside): each by its name, or else by its position (alongside_0 …). */
-export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: readonly (Alongside | NamedAlongside)[]): Q {
-  alongside.forEach((entry, i) => {
-    const [name, statement] = named(entry, i);
-    query.with(name, statement);
-  });
+/** `query` with `alongside` as its CTEs (see Alongside), each by its name. */
+export function withAlongside<Q extends Knex.QueryBuilder>(query: Q, alongside: readonly NamedAlongside[]): Q {
+  for (const [name, statement] of alongside) query.with(name, statement);
   return query;
 }
 
-/** `entry` with its CTE's name: its own, or the one withAlongside gives the `i`th statement. */
-export function named(entry: Alongside | NamedAlongside, i: number): NamedAlongside {
-  return Array.isArray(entry) ? entry as NamedAlongside : [alongsideName(i), entry as Alongside];
-}
-
-/** The name withAlongside gives the `i`th statement it runs alongside, when it has none of its own. */
-const alongsideName = (i: number) => `alongside_${i}`;
-
 /**
  * An insert of `rows` into `table` that writes only if the statement it runs in wrote with the CTE named
- * `write` (its first, `alongside_0`, unless named: see withAlongside): for rows that go in with another
+ * `write` (see withAlongside): for rows that go in with another
  * store's write of what they belong to and never without it — a retry whose first write finds its row
  * written writes none of them either. The rows go as one JSON value typed by the table's own row type
  * (one parameter however many rows); columns left out take their defaults.
  */
-export function insertIfFirstWrote(db: Knex, table: string, rows: readonly object[], write = alongsideName(0)): Knex.QueryBuilder {
+export function insertIfFirstWrote(db: Knex, table: string, rows: readonly object[], write: string): Knex.QueryBuilder {
   const columns = Object.keys(rows[0]);
   const selected = db.raw('select ?? from jsonb_populate_recordset(null::??, ?::jsonb) where exists (select 1 from ??)', [columns, table, JSON.stringify(rows), write]);
   return db.into(db.raw('?? (??)', [table, columns])).insert(selected);
 }
 
 /**
- * `statement` (an update or a delete) restricted to a statement whose CTE `write` (its first, unless
- * named) wrote: as insertIfFirstWrote, for another store's write that must not happen without it.
+ * `statement` (an update or a delete) restricted to a statement whose CTE `write` wrote: as
+ * insertIfFirstWrote, for another store's write that must not happen without it.
  */
-export function onlyIfFirstWrote(statement: Knex.QueryBuilder, write = alongsideName(0)): Knex.QueryBuilder {
+export function onlyIfFirstWrote(statement: Knex.QueryBuilder, write: string): Knex.QueryBuilder {
   return statement.whereExists((first) => { void first.select(1).from(write); });
 }
 
-/** The condition onlyIfFirstWrote adds, for a statement written as SQL: the CTE `write` (the first, unless named) wrote. */
-export function firstWrote(db: Knex, write = alongsideName(0)): Knex.Raw {
+/** The condition onlyIfFirstWrote adds, for a statement written as SQL: the CTE `write` wrote. */
+export function firstWrote(db: Knex, write: string): Knex.Raw {
   return db.raw('exists (select 1 from ??)', [write]);
 }
 

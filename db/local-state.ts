@@ -26,8 +26,8 @@ export function dataDirFrom(env: NodeJS.ProcessEnv): string {
 
 /**
  * Development secrets are generated once into .data/secrets.json so that restarts keep working keys,
- * sessions and encrypted data. Production never gets them: it must be configured explicitly. A file
- * from before a secret existed gets that secret added; the others are kept.
+ * sessions and encrypted data. Production never gets them: it must be configured explicitly. A secret
+ * the file lacks is generated and added; the others are kept.
  */
 export function readOrCreateDevSecrets(dataDir: string): DevSecrets {
   const file = join(dataDir, 'secrets.json');

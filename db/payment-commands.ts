@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { envTable, Environment } from './environments';
 import { insertIfFirstWrote } from './knex';
+import { PAYMENT_WRITTEN } from './payment-rows';
 
 export interface CommandClaim {
   paymentId: string;
@@ -32,5 +33,5 @@ export async function claimCommand(db: Knex, env: Environment, claim: CommandCla
 export function commandClaimWithPayment(db: Knex, env: Environment, claim: CommandClaim): Knex.QueryBuilder {
   return insertIfFirstWrote(db, envTable(env, 'payment_commands'), [
     { payment_id: claim.paymentId, command_id: claim.commandId, kind: claim.kind, used_by: claim.usedBy },
-  ]);
+  ], PAYMENT_WRITTEN);
 }

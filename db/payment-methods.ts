@@ -227,9 +227,9 @@ export interface CardsAfterOutcome {
 
 /**
  * cardsUpdate as one statement (unrun) to go with the outcome's, written only if the statement's CTE
- * `write` (its first, unless named) wrote (onlyIfFirstWrote, db/knex.ts).
+ * `write` wrote (onlyIfFirstWrote, db/knex.ts).
  */
-export function cardsAfterOutcome(db: Knex, env: Environment, cards: CardsAfterOutcome, write?: string): Knex.QueryBuilder | undefined {
+export function cardsAfterOutcome(db: Knex, env: Environment, cards: CardsAfterOutcome, write: string): Knex.QueryBuilder | undefined {
   const update = cardsUpdate(db, env, cards);
   return update && onlyIfFirstWrote(update, write);
 }

@@ -61,7 +61,7 @@ export async function recordOutcomeInTransaction<W extends OutcomeWrites>(
       const writes = decide(from);
       // The attempt's own card (its CVC wiped, its network transaction id kept), with the charge's update.
       const card = cardsUpdate(trx, env, { ...(writes.wipeCvcOf ? { cvcOf: writes.wipeCvcOf } : {}), ...(writes.anchor ? { anchor: writes.anchor } : {}) });
-      const cvc = card ? [card] : [];
+      const cvc: NamedAlongside[] = card ? [['cards_updated', card]] : [];
       const charge = unlocked
         ? await updateChargeIn(trx, env, of.chargeId, from.status, writes.charge, cvc)
         : await updateCharge(trx, env, of.chargeId, writes.charge, cvc);
@@ -74,12 +74,12 @@ export async function recordOutcomeInTransaction<W extends OutcomeWrites>(
     };
     const { writes, charge } = (written && await recordCharge(written, true)) || (await recordCharge(await locked(), false))!;
     const { erase } = writes;
-    const erasure = erase ? [singleUseCardsErasure(trx, env, erase.paymentId, erase.paymentMethodId)] : [];
+    const erasure: NamedAlongside[] = erase ? [['cards_erased', singleUseCardsErasure(trx, env, erase.paymentId, erase.paymentMethodId)]] : [];
     const payment = writes.payment && await updatePayment(trx, env, of.paymentId, writes.payment, erasure);
     const sample = await writes.health(trx);
     // (A statement is a thenable: built here, never returned from an async function, which would run it.)
     const healthCounted = sample && healthUpsert(trx, env, sample);
-    const eventIds = await appendEventsToPublish(trx, env, of.accountId, writes.events(charge, payment), healthCounted ? [healthCounted] : []);
+    const eventIds = await appendEventsToPublish(trx, env, of.accountId, writes.events(charge, payment), healthCounted ? [['health_counted', healthCounted]] : []);
     return { writes, eventIds };
   });
 }

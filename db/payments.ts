@@ -3,9 +3,9 @@ import type { Knex } from 'knex';
 import type { PaymentStatus } from '../contracts/payments';
 import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
-import { insertIfFirstWrote, runPrepared, withAlongside, type Alongside, type PreparedStatement } from './knex';
+import { insertIfFirstWrote, runPrepared, withAlongside, type NamedAlongside, type PreparedStatement } from './knex';
 import {
-  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, payments, paymentsTable, withFailedConfirmation,
+  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, withFailedConfirmation,
   type AnsweredCharge, type AnsweredPayment, type ChargeDisputes, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
 } from './payment-rows';
 
@@ -15,7 +15,7 @@ export type {
   AnsweredCharge, AnsweredPayment, ChargeDetails, ChargePatch, ChargePerformance, ChargeRow, ChargeState, ChargeStatus, NextAction,
   ChargeDisputes, PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, WithClientSecret,
 } from './payment-rows';
-export { chargeAfter, paymentAfter } from './payment-rows';
+export { chargeAfter, paymentAfter, PAYMENT_WRITTEN } from './payment-rows';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -115,19 +115,20 @@ export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: 
 }
 
 /**
- * The insert of `row` (newPaymentRow's), unrun, for the events store to run with the events that show it
- * (`appendEventsOfWrite`, db/events.ts): it returns the row's id when it wrote the row and nothing when
- * the payment exists (the activity that writes it is retried), and then the events are not written either.
+ * The insert of `row` (newPaymentRow's), unrun and named PAYMENT_WRITTEN, for the events store to run with
+ * the events that show it (`appendEventsOfWrite`, db/events.ts): it returns the row's id when it wrote the
+ * row and nothing when the payment exists (the activity that writes it is retried), and then the events
+ * are not written either.
  */
-export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): Knex.QueryBuilder {
+export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): NamedAlongside {
   const { routing, metadata, last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = row;
-  return paymentsTable(db, env)
+  return [PAYMENT_WRITTEN, paymentsTable(db, env)
     .insert({ ...rest, ...encoded(db, { last_error: lastError, pending_operation: pending, next_action: nextAction }), routing: json(routing), metadata: json(metadata) })
-    .onConflict('id').ignore().returning('id');
+    .onConflict('id').ignore().returning('id')];
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */
-export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch, alongside: readonly Alongside[] = []): Promise<PaymentRow> {
+export async function updatePayment(db: Knex, env: Environment, id: string, patch: PaymentPatch, alongside: readonly NamedAlongside[] = []): Promise<PaymentRow> {
   const update = paymentsTable(db, env).where({ id })
     .update({ ...encoded(db, patch), updated_at: new Date() })
     .returning('*');
@@ -244,11 +245,11 @@ export function newChargeRow(charge: NewCharge, at: Date): ChargeRow {
  * the charge of a plan that was not stored.
  */
 export function chargeInsertWithPayment(db: Knex, env: Environment, charge: ChargeRow): Knex.QueryBuilder {
-  return insertIfFirstWrote(db, envTable(env, 'charges'), [charge]);
+  return insertIfFirstWrote(db, envTable(env, 'charges'), [charge], PAYMENT_WRITTEN);
 }
 
 /** Changes a charge; `exchanges` are appended to those it has. */
-export async function updateCharge(db: Knex, env: Environment, id: string, patch: ChargePatch, alongside: readonly Alongside[] = []): Promise<ChargeRow> {
+export async function updateCharge(db: Knex, env: Environment, id: string, patch: ChargePatch, alongside: readonly NamedAlongside[] = []): Promise<ChargeRow> {
   return (await updateChargeWhere(db, env, { id }, patch, alongside))!;
 }
 
@@ -257,13 +258,13 @@ export async function updateCharge(db: Knex, env: Environment, id: string, patch
  * wrote it, without locking it first); undefined when it no longer is.
  */
 export async function updateChargeIn(
-  db: Knex, env: Environment, id: string, status: ChargeStatus, patch: ChargePatch, alongside: readonly Alongside[] = [],
+  db: Knex, env: Environment, id: string, status: ChargeStatus, patch: ChargePatch, alongside: readonly NamedAlongside[] = [],
 ): Promise<ChargeRow | undefined> {
   return updateChargeWhere(db, env, { id, status }, patch, alongside);
 }
 
 async function updateChargeWhere(
-  db: Knex, env: Environment, where: { id: string; status?: ChargeStatus }, patch: ChargePatch, alongside: readonly Alongside[],
+  db: Knex, env: Environment, where: { id: string; status?: ChargeStatus }, patch: ChargePatch, alongside: readonly NamedAlongside[],
 ): Promise<ChargeRow | undefined> {
   const update = chargesTable(db, env).where(where).update(chargeSet(db, patch, new Date())).returning('*');
   const [row]: ChargeRow[] = await withAlongside(update, alongside);

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Candidate, IneligibleConfig, RoutingHints } from '../lib/routing/plan';
 import { envTable, Environment } from './environments';
 import { insertIfFirstWrote } from './knex';
+import { PAYMENT_WRITTEN } from './payment-rows';
 
 /** What the walk keeps beside the candidates: why the others are not, the hints, what it planned. */
 export interface RoutingPlanMetadata {
@@ -54,7 +55,7 @@ export function routingPlanInsert(db: Knex, env: Environment, plan: NewRoutingPl
  * if the statement writes the payment's row (insertIfFirstWrote, db/knex.ts), so never beside a row found written.
  */
 export function routingPlanInsertWithPayment(db: Knex, env: Environment, plan: NewRoutingPlan): Knex.QueryBuilder {
-  return insertIfFirstWrote(db, envTable(env, 'routing_plans'), [{ ...plan, current_index: 0 }]);
+  return insertIfFirstWrote(db, envTable(env, 'routing_plans'), [{ ...plan, current_index: 0 }], PAYMENT_WRITTEN);
 }
 
 export async function setRoutingPlanIndex(db: Knex, env: Environment, id: string, currentIndex: number): Promise<void> {

@@ -108,7 +108,7 @@ export async function replaceSealed(db: Knex, c: SealedColumn, row: SealedRow, n
   return (await replaceSealedRows(db, c, [{ row, next, fingerprint }])) === 1;
 }
 
-/** How many of the column's values each key holds: its id, or `v1` for legacy values. */
+/** How many of the column's values each key holds: its id, or `v1` for values sealed in the first format, which names no key. */
 export async function sealedCountsByKey(db: Knex, c: SealedColumn): Promise<Record<string, number>> {
   const [present, bindings] = presentSql(c);
   const { rows } = await db.raw(

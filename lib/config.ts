@@ -72,14 +72,14 @@ export interface Config {
   /**
    * WORKER_WORKFLOW_HEAP_MB: the V8 heap limit of the worker's workflow threads (0 = V8's default, a
    * share of the machine's memory). A bound only: it made no measurable difference to the worker's
-   * memory, which grows on the main thread (WORKER_HEAP_MB; docs/performance.md#worker-memory).
+   * memory, which grows on the main thread (WORKER_HEAP_MB; docs/performance-log.md#worker-memory).
    */
   workerWorkflowHeapMb: number;
   /**
    * WORKER_HEAP_MB: the V8 old-space limit of the worker's main thread, where activities (local ones
    * included) and the SDK's side of every task run (0 = V8's default, a share of the machine's memory).
    * A heap limit is fixed when the process starts, so launchers pass it as `--max-old-space-size`
-   * (`workerNodeArgs`); the worker warns when it was started without it (docs/performance.md#worker-memory).
+   * (`workerNodeArgs`); the worker warns when it was started without it (docs/performance-log.md#worker-memory).
    */
   workerHeapMb: number;
   /** STUCK_PAYMENT_THRESHOLD: a payment PROCESSING longer than this is notified as stuck. */

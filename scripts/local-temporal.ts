@@ -75,7 +75,7 @@ export async function startLocalTemporal(opts: {
         '--dynamic-config-value', 'system.enableEagerWorkflowStart=true',
         // A file-backed store writes ahead (one append and one fsync per commit) instead of SQLite's
         // default rollback journal (a journal file created, synced and deleted per commit): as durable
-        // (synchronous=FULL syncs every commit), a fraction of the disk work (docs/performance.md#temporal-dev-server-store).
+        // (synchronous=FULL syncs every commit), a fraction of the disk work (docs/performance-log.md#temporal-dev-server-store).
         ...(opts.dbFile ? ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=FULL'] : []),
       ],
     },

@@ -9,7 +9,7 @@
  * The sandbox evaluates a workflow's modules afresh for every workflow it creates (a new payment, or one
  * replayed into the cache), so OpenTelemetry's are required only by a traced workflow: imported at the
  * top, their evaluation (semantic conventions, the SDK's tracer) was 3.4 ms of the 14 ms of
- * workflow-thread CPU a payment created without confirm costs (docs/performance.md#worker-cpu-per-workflow).
+ * workflow-thread CPU a payment created without confirm costs (docs/performance-log.md#worker-cpu-per-workflow).
  */
 import type { WorkflowInboundCallsInterceptor, WorkflowInterceptors, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
 import type * as OpenTelemetryWorkflow from '@temporalio/interceptors-opentelemetry/lib/workflow';

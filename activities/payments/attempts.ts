@@ -5,7 +5,7 @@ import { cardForAuthorization, loadCardForAuthorization, wipeCvc } from '../../d
 import {
   chargeInsertWithPayment, findCharge, findPayment, insertCharge, newChargeRow, updateCharge, type ChargeRow, type NewCharge, type PaymentRow,
 } from '../../db/payments';
-import type { Alongside } from '../../db/knex';
+import type { NamedAlongside } from '../../db/knex';
 import {
   firstAttemptOf, PAYMENT_ACTIVITY_FAILURES, type AttemptArgs, type AttemptResult, type PaymentActivities, type ReconcileArgs,
   type ReconcileResult,
@@ -125,7 +125,7 @@ export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Aut
 export interface FirstCharge { provider: OpenProvider; charge: ChargeRow }
 
 /** Opens an attempt's provider and builds its charge's insert, to run with the payment's (chargeInsertWithPayment). */
-export type PrepareCharge = (args: AttemptArgs, payment: PaymentRow) => Promise<{ first: FirstCharge; insert: Alongside }>;
+export type PrepareCharge = (args: AttemptArgs, payment: PaymentRow) => Promise<{ first: FirstCharge; insert: NamedAlongside }>;
 
 /**
  * One attempt; `written` is what the same activity just wrote and found with the plan (the payment row
@@ -254,7 +254,7 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const provider = await openProvider(deps, args.environment, args.candidate.providerConfigId);
       // Its timestamps its payment's, written in the same statement.
       const charge = newChargeRow(newCharge(args, payment, provider), payment.created_at);
-      return { first: { provider, charge }, insert: chargeInsertWithPayment(db, args.environment, charge) };
+      return { first: { provider, charge }, insert: ['first_charge', chargeInsertWithPayment(db, args.environment, charge)] };
     },
     authorizeCharge: (args: AttemptArgs) => authorize(args),
 

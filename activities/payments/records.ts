@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from '../../db/events';
-import { customersByIds, insertGuestCustomer } from '../../db/customers';
+import { customersByIds } from '../../db/customers';
 import { cardsUpdate, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
-import { findPayment, newPaymentRow, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
+import { findPayment, newPaymentRow, PAYMENT_WRITTEN, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
 import { loadRoutingInputs } from '../../db/providers';
 import { findRoutingPlan, routingPlanInsert, routingPlanInsertWithPayment } from '../../db/routing-plans';
 import { claimCommand, commandClaimWithPayment } from '../../db/payment-commands';
-import { onlyIfFirstWrote, type Alongside } from '../../db/knex';
+import { onlyIfFirstWrote, type NamedAlongside } from '../../db/knex';
 import { buildRoutingPlan, type RoutingHints, type RoutingPlan, type RoutingPlanInput } from '../../lib/routing/plan';
 import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import type { Environment } from '../../db/environments';
@@ -52,7 +52,7 @@ export type CreateAndPlan = (args: CreateAndPlanArgs, withRow?: WithRow) => Prom
  * Other stores' writes to go in with a create's row and its plan, made from them (the plan's first
  * charge): run in the same statement, and written only if the row is (db/knex.ts's insertIfFirstWrote).
  */
-export type WithRow = (planned: Pick<PlanResult, 'routingPlanId' | 'candidates'>, row: PaymentRow) => Promise<Alongside[]>;
+export type WithRow = (planned: Pick<PlanResult, 'routingPlanId' | 'candidates'>, row: PaymentRow) => Promise<NamedAlongside[]>;
 
 /** What a create-and-plan wrote and found: the payment row as it left it, and the card it found usable for it. */
 export interface Written { payment: PaymentRow; card: PaymentMethodRow | undefined }
@@ -155,10 +155,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
    * the payment, its single-use card used up (a confirm that ends here has used it, as one that ends
    * after attempts has) and a saved card's CVC, kept for this confirm's authorization, wiped (no
    * authorization follows). Both are idempotent: a retry writes nothing twice. `withRow`: they go in with
-   * the payment's insert (alongside_0), only if the row is written — a retry that finds the row keeps the
+   * the payment's insert (PAYMENT_WRITTEN), only if the row is written — a retry that finds the row keeps the
    * plan its first try stored (whose candidates may still need the card), and a row another run wrote gets none.
    */
-  function planStatements(q: Knex, args: PlanArgs, planned: Planned, withRow = false): Alongside[] {
+  function planStatements(q: Knex, args: PlanArgs, planned: Planned, withRow = false): NamedAlongside[] {
     const env = args.environment;
     const { hints, routingPlan } = planned;
     const plan = (withRow ? routingPlanInsertWithPayment : routingPlanInsert)(q, env, {
@@ -170,10 +170,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       candidates: routingPlan.candidates,
       metadata: { ineligible: routingPlan.ineligible, hints, planned: planned.planned, payment_method_id: args.paymentMethodId },
     });
-    if (planned.planned.length) return [plan];
+    if (planned.planned.length) return [['plan_stored', plan]];
     // Only a card this payment may use has its CVC wiped: the confirm named it, and it was found usable.
     const cards = cardsUpdate(q, env, { ...(planned.card ? { cvcOf: args.paymentMethodId } : {}), erase: { paymentId: args.paymentId, paymentMethodId: args.paymentMethodId } })!;
-    return [plan, withRow ? onlyIfFirstWrote(cards) : cards];
+    return [['plan_stored', plan], ['cards_used_up', withRow ? onlyIfFirstWrote(cards, PAYMENT_WRITTEN) : cards]];
   }
 
   /** The event that says how a confirm's plan left the payment `row`. */
@@ -186,8 +186,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     return {
       id: input.paymentId,
       account_id: input.accountId,
-      // The sealed customer; a legacy input's guest only where none is sealed (seals.start refuses a disagreeing one).
-      customer_id: input.customerId ?? input.guestCustomer?.id ?? null,
+      customer_id: input.customerId ?? null,
       checkout_session_id: input.checkoutSessionId ?? null,
       amount: input.amount,
       currency: input.currency,
@@ -202,9 +201,8 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
 
   /**
    * Refuses a start whose payment row another workflow run wrote: a closed payment's workflow started
-   * again with its start seal copied from history writes nothing, not even a guest customer. Answers
-   * whether the row is there (an earlier try of this run wrote it). Asked before a legacy guest's row is
-   * written, and otherwise only once the row's insert found it there (no read on the way of a create).
+   * again with its start seal copied from history writes nothing. Answers whether the row is there (an
+   * earlier try of this run wrote it). Asked only once the row's insert found it there (no read on the way of a create).
    */
   async function writtenByThisRun(input: PaymentInput): Promise<boolean> {
     const row = await findPayment(db, input.environment, input.paymentId);
@@ -247,11 +245,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   }
 
   return {
-    /** Writes the payment row (and a guest customer) and `payment_intent.created`, in one statement. Idempotent. */
+    /** Writes the payment row and `payment_intent.created`, in one statement. Idempotent. */
     async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
       seals.start(input);
-      if (input.guestCustomer && (await writtenByThisRun(input))) return { eventIds: [] };
-      await writeGuestCustomer(input);
       const row = newPaymentRow(newPaymentOf(input), {}, new Date());
       const created = paymentEvent(input, 'payment_intent.created', row, input.context);
       const eventIds = await appendEventsOfWrite(db, input.environment, input.accountId, [created], paymentInsert(db, input.environment, row));
@@ -269,21 +265,10 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     createPaymentAndPlan,
   };
 
-  /**
-   * A guest customer's row, for a payment whose workflow input still carries the guest (payments created
-   * before the API wrote it): idempotent, and written before the payment that refers to it.
-   */
-  async function writeGuestCustomer(input: PaymentInput): Promise<void> {
-    if (input.guestCustomer) await insertGuestCustomer(db, input.environment, input.accountId, input.guestCustomer);
-  }
-
   async function createPaymentAndPlan({ payment: input, plan: args }: CreateAndPlanArgs, withRow?: WithRow): ReturnType<CreateAndPlan> {
     const env = input.environment;
     seals.start(input);
     const commandId = seals.confirm(args);
-    // This run's earlier try wrote the row with its plan: that plan is found (planRoute).
-    if (input.guestCustomer && (await writtenByThisRun(input))) return { plan: await planRoute(args) };
-    await writeGuestCustomer(input);
     // Planned from the row about to be written, which is then written once, as the plan leaves it: the
     // row, its plan and both events in one statement, so no transaction is needed around them. The reads
     // before it (the card, the routing inputs) are each one statement, as a transaction at Postgres's
@@ -297,7 +282,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     // The confirm's command id is used with the row (a fresh payment's: no id of it can be used yet).
     const claim = commandClaimWithPayment(db, env, { paymentId: args.paymentId, commandId, kind: 'confirm', usedBy: args.routingPlanId });
     const eventIds = await appendEventsOfWrite(
-      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also, claim],
+      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also, ['command_claimed', claim]],
     );
     // The row was there already: written with its plan by an earlier try of this run (which finds that plan), or by another run (refused).
     if (!eventIds) {

@@ -2,15 +2,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Koa from 'koa';
-import { ROOT_DIR } from '../../db/local-state';
 import { ApiError } from '../errors';
 
-/**
- * The checkout's static files, from `static/` beside this module: `npm run build` copies them next to
- * the compiled code; a build without that copy (an older script) still finds them in the source tree.
- */
-const STATIC_DIR = [join(__dirname, 'static'), join(ROOT_DIR, 'api', 'checkout-page', 'static')].find((dir) => existsSync(dir))
-  ?? join(__dirname, 'static');
+/** The checkout's static files, from `static/` beside this module (`npm run build` copies them next to the compiled code). */
+const STATIC_DIR = join(__dirname, 'static');
 
 /** The card fields' frame: any merchant's page may embed it; it loads only its own files and talks only to this API. */
 export const FRAME_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors *";

@@ -91,7 +91,7 @@ export const refundRoutes = [
         paymentId = charge.payment_id;
       }
 
-      const input: RefundWorkflowInput = {
+      const facts: Omit<RefundWorkflowInput, 'seal'> = {
         refundId,
         accountId: scope.account.id,
         workspaceId: scope.account.workspace_id,
@@ -104,7 +104,7 @@ export const refundRoutes = [
         metadata: body.metadata ?? {},
         context: workflowContext(ctx, principal),
       };
-      input.seal = deps.vault.seal('refund', refundCommand(input));
+      const input: RefundWorkflowInput = { ...facts, seal: deps.vault.seal('refund', refundCommand(facts)) };
       await createRefund(await deps.temporal(), input);
       const row = await findRefund(deps.db, env, refundId);
       if (!row) throw new Error(`refund ${refundId} was accepted but its row is missing`);

@@ -6,7 +6,7 @@
 /** How a decline code is classed: hard → no provider will approve it, soft → another provider may. */
 export type DeclineDecision = 'hard' | 'soft';
 
-/** One row of an adapter's decline table (activities/providers/<identifier>/decline-codes.ts). */
+/** One row of an adapter's decline table (lib/providers/<identifier>/decline-codes.ts). */
 export interface DeclineRow {
   /** Our decline code, recorded on the charge. */
   code: string;

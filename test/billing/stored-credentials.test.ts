@@ -38,7 +38,7 @@ async function payRecurring(m: Merchant, customerId: string, paymentMethodId: st
   const paymentId = newId('pay');
   const input: PaymentInput = sealedStart(stack.deps, {
     paymentId, accountId: m.account.id, workspaceId: m.workspaceId, environment: 'sandbox', amount, currency: 'USD', autoCapture: true,
-    secureMode: 'NONE', installments: 1, customerId, metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000,
+    secureMode: 'NONE', installments: 1, customerId, metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, authenticationTimeoutMs: 3_600_000,
     ...(initiator ? { recurring: { model: 'subscription' as const, initiator } } : {}),
     context: { actor: { type: 'system', id: 'billing-test' } },
   });

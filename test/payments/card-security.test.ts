@@ -341,7 +341,7 @@ describe('workflows re-check the payment method against Postgres', () => {
     const input: PaymentInput = sealedStart(stack.deps, {
       paymentId, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
       amount: 4242, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId,
-      metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000,
+      metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, authenticationTimeoutMs: 3_600_000,
       context: { actor: { type: 'system', id: 'forger' } },
     });
     const confirm = sealedConfirm(stack.deps, paymentId, { paymentMethodId, context: input.context });
@@ -402,7 +402,7 @@ describe('workflows re-check the payment method against Postgres', () => {
     const context = { actor: { type: 'system' as const, id: 'test' } };
     await activities.createPaymentRecord(sealedStart(stack.deps, {
       ...ref, amount: 1000, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId: buyer,
-      metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, context,
+      metadata: {}, routing: {}, authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, authenticationTimeoutMs: 3_600_000, context,
     }));
     // Planned with the buyer's own card; the attempt is then told another customer's.
     const { seal } = sealedConfirm(stack.deps, paymentId, { paymentMethodId: buyerCard, context });

@@ -6,7 +6,7 @@ import {
 import { eventually } from '../support/worker-process';
 import { paymentWorkflowId } from '../../contracts/payments';
 import { appendEventsOfWrite } from '../../db/events';
-import { chargeInsertWithPayment, newChargeRow, newPaymentRow, paymentInsert, type PaymentRow } from '../../db/payments';
+import { chargeInsertWithPayment, newChargeRow, newPaymentRow, PAYMENT_WRITTEN, paymentInsert, type PaymentRow } from '../../db/payments';
 import { newId } from '../../lib/ids';
 import { onlyIfFirstWrote } from '../../db/knex';
 import { singleUseCardsErasure } from '../../db/payment-methods';
@@ -80,10 +80,11 @@ describe('creating and confirming in one request', () => {
     // with its plan, its first charge and both events (one statement, no transaction).
     expect(alone, alone.join('\n')).toHaveLength(7);
     expectOneStatement(alone, 'insert into "live"."payments"', [
-      '^with "alongside_0" as \\(insert into "live"."payments".*returning "id"\\)',
-      ', "alongside_1" as \\(insert into "live"."routing_plans".*\\)',
-      ', "alongside_2" as \\(insert into "live"."charges" .* where exists \\(select 1 from "alongside_0"\\)\\)',
-      ' insert into "live"."events" .* where exists \\(select 1 from "alongside_0"\\)',
+      '^with "payment_written" as \\(insert into "live"."payments".*returning "id"\\)',
+      ', "plan_stored" as \\(insert into "live"."routing_plans" .* where exists \\(select 1 from "payment_written"\\)\\)',
+      ', "first_charge" as \\(insert into "live"."charges" .* where exists \\(select 1 from "payment_written"\\)\\)',
+      ', "command_claimed" as \\(insert into "live"."payment_commands" .* where exists \\(select 1 from "payment_written"\\)\\)',
+      ' insert into "live"."events" .* where exists \\(select 1 from "payment_written"\\)',
     ]);
   });
 
@@ -115,7 +116,7 @@ describe('creating and confirming in one request', () => {
         payment_provider_config_id: f.primary.id, payment_provider_method_id: null, security: { secure_mode: 'NONE' }, payment_provider_config_snapshot: { id: f.primary.id },
       }, payment.created_at);
       const event = { event: 'payment_intent.created', accountId: payment.account_id, paymentId: payment.id, data: { object: { id: payment.id } } };
-      return { charge, written: appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [chargeInsertWithPayment(stack.db, 'production', charge)]) };
+      return { charge, written: appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [['first_charge', chargeInsertWithPayment(stack.db, 'production', charge)]]) };
     };
     const payment = newPaymentRow({
       id: newId('pay'), account_id: f.merchant.account.id, customer_id: null, checkout_session_id: null, amount: 700, currency: 'EUR', auto_capture: true,
@@ -136,8 +137,8 @@ describe('creating and confirming in one request', () => {
     const card = { id: newId('pm'), account_id: payment.account_id, payment_id: payment.id, card_network: 'VISA', card_last4: '4242', pan_encrypted: 'v1.sealed' };
     await stack.db('live.payment_methods').insert(card);
     const event = { event: 'payment_intent.payment_failed', accountId: payment.account_id, paymentId: payment.id };
-    const erasure = onlyIfFirstWrote(singleUseCardsErasure(stack.db, 'production', payment.id, card.id));
-    expect(await appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [erasure])).toBeUndefined();
+    const erasure = onlyIfFirstWrote(singleUseCardsErasure(stack.db, 'production', payment.id, card.id), PAYMENT_WRITTEN);
+    expect(await appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [['cards_used_up', erasure]])).toBeUndefined();
     expect(await stack.db('live.payment_methods').where({ id: card.id }).first()).toMatchObject({ pan_encrypted: 'v1.sealed' });
     expect(await stack.db('live.payments').where({ id: payment.id }).first()).toMatchObject({ amount: 700, status: 'PROCESSING', metadata: { k: 'v' } });
   });

@@ -41,7 +41,7 @@ function startInput(customerId: string, amount: number): PaymentInput {
   return {
     paymentId: newId('pay'), accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId, environment: 'production',
     amount, currency: 'USD', autoCapture: true, secureMode: 'NONE', installments: 1, customerId, metadata: {}, routing: {},
-    authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, context,
+    authExpiryMs: 3_600_000, paymentExpiryMs: 3_600_000, authenticationTimeoutMs: 3_600_000, context,
   };
 }
 
@@ -236,15 +236,15 @@ describe('sealed commands are used once, and a start is sealed whole', () => {
     const seal = startSeal(input);
     for (const altered of [
       { secureMode: 'REQUIRED' as const }, { installments: 12 }, { routing: { max_attempts: 9 } }, { metadata: { order: 'forged' } },
-      { checkoutSessionId: 'cs_forged' }, { authExpiryMs: 1 }, { paymentExpiryMs: 1 }, { guestCustomer: { id: customer, email: 'x@example.com' } },
-      { customerId: undefined, guestCustomer: { id: 'cus_forged' } },
+      { checkoutSessionId: 'cs_forged' }, { authExpiryMs: 1 }, { paymentExpiryMs: 1 }, { customerId: undefined },
+      { invoice: { invoiceId: 'in_forged', subscriptionId: 'sub_forged' } }, { recurring: { model: 'subscription' as const, initiator: 'merchant' as const } },
     ]) {
       await expect(activities.createPaymentRecord({ ...input, ...altered, seal })).rejects.toMatchObject({ type: UNSEALED_COMMAND });
     }
     expect(await stack.db('live.payments').where({ id: input.paymentId }).first()).toBeUndefined();
   });
 
-  it('refuses a closed payment\'s workflow restarted with its start copied from history: nothing rewritten, no guest customer', async () => {
+  it('refuses a closed payment\'s workflow restarted with its start copied from history: nothing rewritten', async () => {
     const customer = await support.newCustomer(stack, f.merchant);
     const pm = await support.savedCard(stack, f.merchant, customer);
     const id = (await createPayment(stack, f.merchant, { amount: 2500, customer_id: customer, confirm: true, payment_method_id: pm })).body.data.id as string;
@@ -252,15 +252,13 @@ describe('sealed commands are used once, and a start is sealed whole', () => {
     const { start, updates } = await fromHistory(id);
     const [{ confirm: copiedConfirm }] = updates('create');
     const [row, plans, before] = [await stack.db('live.payments').where({ id }).first(), await stack.db('live.routing_plans').where({ payment_id: id }), await processorCalls()];
-    const guest = { id: newId('cus'), email: 'attacker@example.com' };
-    for (const [copied, withConfirm] of [[start], [{ ...start, customerId: undefined, guestCustomer: guest }], [start, copiedConfirm]] as const) {
+    for (const [copied, withConfirm] of [[start], [start, copiedConfirm]] as const) {
       const forged = await forgeStart(copied, withConfirm);
       await expect(forged.update).rejects.toThrow();
       expect(JSON.stringify(causes(await forged.handle.result().catch((err: unknown) => err)))).toContain(UNSEALED_COMMAND);
     }
     expect(await stack.db('live.payments').where({ id }).first()).toEqual(row);
     expect(await stack.db('live.routing_plans').where({ payment_id: id })).toEqual(plans);
-    expect(await stack.db('live.customers').where({ id: guest.id }).first()).toBeUndefined();
     expect(await processorCalls()).toBe(before);
   });
 });

@@ -34,6 +34,11 @@ describe('the payment transition table', () => {
     expect(leadsTo('walk', 'CANCELED')).toBe(false);
   });
 
+  it('lets a walk whose confirm was refused unsealed leave the payment as it was, CREATED or FAILED', () => {
+    expect(leadsTo('walk', 'CREATED')).toBe(true);
+    expect(leadsTo('walk', 'FAILED')).toBe(true);
+  });
+
   it('refuses a status it does not know', () => {
     expect(allows('confirm', 'created')).toBe(false);
   });

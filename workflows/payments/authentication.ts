@@ -3,9 +3,6 @@ import { UNSEALED_COMMAND, type AttemptArgs, type AttemptResult } from '../../co
 import type { PaymentCore } from './core';
 import { providers } from './proxies';
 
-/** AUTHENTICATION_TIMEOUT for payments whose input carries none. */
-const DEFAULT_AUTHENTICATION_TIMEOUT_MS = 60 * 60_000;
-
 /** An activity refused the command it was given: no valid seal (PaymentCommand in the contract), nothing written or sent. */
 export function isUnsealed(err: unknown): boolean {
   // A scheduled activity's failure comes wrapped in an ActivityFailure, a local one's as thrown.
@@ -24,7 +21,7 @@ export interface AuthenticationEnd { result: AttemptResult; canceled: boolean }
  * hard stop); a cancel ends the wait. Either way the charge is settled before the walk goes on.
  */
 export async function awaitAuthentication(core: PaymentCore, args: AttemptArgs): Promise<AuthenticationEnd> {
-  const timeoutMs = core.input.authenticationTimeoutMs ?? DEFAULT_AUTHENTICATION_TIMEOUT_MS;
+  const timeoutMs = core.input.authenticationTimeoutMs;
   const since = Date.now();
   core.phase = { kind: 'awaitingAuthentication', chargeId: args.chargeId, since };
   const waiting = () => (core.phase.kind === 'awaitingAuthentication' ? core.phase : undefined);

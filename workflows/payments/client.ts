@@ -95,7 +95,6 @@ async function command(
     const details = (refusal?.details?.[0] ?? {}) as Record<string, unknown>;
     if (refusal?.type === PAYMENT_FAILURES.invalidState) throw new ApiError('invalid_state', refusal.message, details);
     if (refusal?.type === PAYMENT_FAILURES.tooManyAttempts) throw new ApiError('too_many_attempts', refusal.message, details);
-    // The workflow's refusal, or (histories from before it) the activity's failure of the same type.
     if (refusal?.type === PAYMENT_FAILURES.captureDeclined) throw new ApiError('capture_declined', refusal.message, details);
     if (refusal?.type === PAYMENT_FAILURES.amountExceedsCapturable) {
       throw ApiError.validation([{ path: 'body/amount', message: `must be at most the capturable ${String(details.capturable)}` }]);

@@ -120,9 +120,9 @@ export class PaymentCore {
     this.facts.status = status;
   }
 
-  /** Puts a status back as it was before a command that changed nothing (a confirm refused by its activity). */
+  /** Puts a status back as it was before a command that changed nothing (a confirm refused by its activity), through the table. */
   restoreStatus(status: PaymentStatus): void {
-    this.facts.status = status;
+    this.changeStatus(status);
     this.describe();
   }
 

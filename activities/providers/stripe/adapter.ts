@@ -144,7 +144,7 @@ export function createStripeAdapter(options: StripeAdapterOptions = {}): Provide
           amount: input.amount, currency: input.currency.toLowerCase(), capture_method: captureMethod, confirm: true, return_url: returnUrl,
           ...mergedCardOptions(threeDS.summary, stored.summary), card: { last4: card.number.slice(-4) },
         },
-        // The latest charge shows the network transaction id; the record keeps its id only, as before.
+        // The latest charge is expanded for its network transaction id; the record keeps only its id.
         shown: (intent) => ({ ...intent, latest_charge: typeof intent.latest_charge === 'object' ? intent.latest_charge?.id ?? null : intent.latest_charge }),
         send: (stripe) => stripe.paymentIntents.create({
           amount: input.amount,
