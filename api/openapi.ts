@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ERRORS, ErrorReason } from './errors';
+import { takesIdempotencyKey } from './middleware/idempotency';
 import { REQUEST_ID_PATTERN } from './middleware/request-context';
 import { openApiPath, Route } from './route';
 import { NO_NUL, requestSchema, SHARED_SCHEMAS, WELL_FORMED } from '../resources/schemas';
@@ -42,8 +43,8 @@ export function declaredReasons(route: Route): ErrorReason[] {
   if (route.permission !== null) reasons.add('account_access_denied');
   // a resource named in the path that the caller cannot see
   if (route.params) reasons.add('not_found');
-  // api/middleware/idempotency.ts: Idempotency-Key on POST (too long is a 400)
-  if (route.method === 'post') {
+  // api/middleware/idempotency.ts: Idempotency-Key on POST and PATCH (too long is a 400)
+  if (takesIdempotencyKey(route.method)) {
     for (const r of ['idempotency_key_in_use', 'idempotency_key_reused', 'validation_failed'] as const) reasons.add(r);
   }
   for (const r of route.errors ?? []) reasons.add(r);
@@ -95,12 +96,12 @@ function parameters(route: Route): object[] {
       + 'any other value is ignored and replaced by a generated `req_<ulid>` (never an error).',
     schema: { type: 'string' },
   });
-  if (route.method === 'post') {
+  if (takesIdempotencyKey(route.method)) {
     out.push({
       name: 'Idempotency-Key',
       in: 'header',
       required: false,
-      description: 'Makes the POST safe to retry: the first answer (2xx or 4xx but 401/403/409/429) is replayed for '
+      description: 'Makes the request safe to retry: the first answer (2xx or 4xx but 401/403/409/429) is replayed for '
         + 'the same request, 409 while it runs, 422 for another request under the same key. Empty counts as absent.',
       schema: { type: 'string', maxLength: 255 },
     });
@@ -132,7 +133,7 @@ function requestBody(route: Route): object | undefined {
 
 const errorSchemaName = (reason: ErrorReason) => `Error_${reason}`;
 
-/** Statuses whose answer to a POST with an Idempotency-Key is stored and may come back replayed. */
+/** Statuses whose answer to a POST or PATCH with an Idempotency-Key is stored and may come back replayed. */
 const REPLAYED_STATUSES: ReadonlySet<number> = new Set([400, 404, 422]);
 
 /**
@@ -147,7 +148,7 @@ function errorResponses(route: Route, components: Record<string, object>): Recor
   }
   const out: Record<string, object> = {};
   for (const [status, reasons] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const replayed = route.method === 'post' && REPLAYED_STATUSES.has(status);
+    const replayed = takesIdempotencyKey(route.method) && REPLAYED_STATUSES.has(status);
     const name = `E${status}.${reasons.join('.')}${replayed ? '.replayable' : ''}`;
     const refs = reasons.map((r) => ({ $ref: `#/components/schemas/${errorSchemaName(r)}` }));
     components[name] ??= {
@@ -219,7 +220,7 @@ export function buildOpenApi(routes: Route[]): object {
           description: route.message,
           headers: {
             'X-Request-Id': header('X-Request-Id'),
-            ...(route.method === 'post' ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}),
+            ...(takesIdempotencyKey(route.method) ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}),
           },
           content: { 'application/json': { schema: successEnvelope(route) } },
         },

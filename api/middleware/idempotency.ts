@@ -43,9 +43,19 @@ function requestHash(ctx: Koa.Context, pepper: string): string {
     .digest('hex');
 }
 
-/** The request's Idempotency-Key, when it has one that counts (keys apply to POSTs only). */
+/**
+ * Whether a request of this method takes an Idempotency-Key: the ones that change something and are not
+ * safe to send twice as they are (a POST creates or acts; a PATCH may change a subscription's items
+ * and bill the difference). GET reads, PUT and DELETE are idempotent by themselves.
+ */
+export function takesIdempotencyKey(method: string): boolean {
+  const m = method.toUpperCase();
+  return m === 'POST' || m === 'PATCH';
+}
+
+/** The request's Idempotency-Key, when it has one that counts (see takesIdempotencyKey). */
 export function idempotencyKeyOf(ctx: Koa.Context): string | undefined {
-  return (ctx.method === 'POST' && ctx.get('Idempotency-Key')) || undefined;
+  return (takesIdempotencyKey(ctx.method) && ctx.get('Idempotency-Key')) || undefined;
 }
 
 /**
@@ -59,7 +69,7 @@ function kept(status: number): boolean {
 }
 
 /**
- * Idempotency-Key on every POST: the first request with a key runs and its response is stored; a retry
+ * Idempotency-Key on every POST and PATCH: the first request with a key runs and its response is stored; a retry
  * with the same body gets that response back (`Idempotent-Replayed: true`); a retry while the first
  * still runs gets 409 — while its process lives: a claim whose process died (killed mid-request) is
  * taken over by the next retry at once; the same key with another body gets 422. The key is claimed

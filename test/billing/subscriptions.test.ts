@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
+import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { startSimulator, TestSimulator } from '../support/payments';
 import { BILLING_SEAL_PURPOSE, subscriptionChangeText, type SubscriptionChange } from '../../contracts/billing';
 import { changeSubscription } from '../../workflows/billing/client';
@@ -121,6 +121,29 @@ describe('changing the items mid-period', () => {
     const june = (await invoicesOf(stack, sub.id))[2];
     expect(june.lines.map((l: any) => l.amount)).toEqual([-Math.round(3000 * 16 / 31), Math.round(1000 * 16 / 31), 1000]);
     await recordSubscriptionHistory(stack, 'proration', sub.id);
+  });
+  it('applies a change sent twice with one Idempotency-Key once, and replays its answer', async () => {
+    const basic = await monthlyPrice(stack, f.merchant, 1000, 'Basic');
+    const pro = await monthlyPrice(stack, f.merchant, 3000, 'Pro');
+    const { sub } = await subscribe({ items: [{ price_id: basic.id }] }, '2026-04-01T00:00:00.000Z');
+    const change = { items: [{ id: sub.items[0].id, price_id: pro.id }] };
+    const send = (body: Record<string, unknown>) => stack.http.patch(`/v1/subscriptions/${sub.id}`)
+      .set(bearer(f.merchant.secretKey)).set('Idempotency-Key', `change-${sub.id}`).send(body);
+    const first = await send(change);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const updates = async () => (await billingEvents(stack, sub.id)).filter((e) => e.event === 'subscription.updated').length;
+    const applied = await updates();
+    expect(applied).toBeGreaterThan(0);
+    const again = await send(change);
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    expect(await updates()).toBe(applied);
+    // Another change under the same key is refused, not applied.
+    const other = await send({ items: [{ id: sub.items[0].id, price_id: basic.id }] });
+    expect(other.status).toBe(422);
+    expect(other.body.error.details.reason).toBe('idempotency_key_reused');
+    expect(await updates()).toBe(applied);
   });
 });
 
