@@ -28,7 +28,14 @@ export type DisputeAnswer =
   | { kind: 'evidence'; evidence: DisputeEvidence; submit: boolean }
   | { kind: 'accept' };
 
-export interface SealedDisputeAnswer { answer: DisputeAnswer; seal?: string; context: RequestContext }
+/**
+ * An answer as it travels through Temporal: the evidence (the customer's name, email, addresses)
+ * encrypted with the vault (`Vault.encryptJson`), so it never sits in the dispute's history as text. The
+ * seal covers the answer as the API decided it (disputeAnswerText of the evidence itself).
+ */
+export type DisputeAnswerSent = { kind: 'evidence'; encryptedEvidence: string; submit: boolean } | { kind: 'accept' };
+
+export interface SealedDisputeAnswer { answer: DisputeAnswerSent; seal?: string; context: RequestContext }
 
 /** How an answer went: applied (the API reads the row), or refused (409 with why). */
 export type DisputeAnswerResult = { applied: true } | { applied: false; code: string; message: string };

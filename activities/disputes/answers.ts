@@ -4,7 +4,7 @@ import { appendEventsToPublish } from '../../db/events';
 import { insertNotifications } from '../../db/notifications';
 import {
   ANSWERABLE_DISPUTE_STATUSES, CLOSED_DISPUTE_STATUSES, DISPUTE_SEAL_PURPOSE, disputeAnswerText,
-  type DisputeAnswerResult, type DisputeClock, type DisputeEvidence, type DisputeRef, type SealedDisputeAnswer,
+  type DisputeAnswer, type DisputeAnswerResult, type DisputeAnswerSent, type DisputeClock, type DisputeEvidence, type DisputeRef, type SealedDisputeAnswer,
 } from '../../contracts/disputes';
 import { openProvider } from '../providers/open';
 import type { DisputeActionOutput } from '../providers/types';
@@ -42,11 +42,20 @@ export function answerActivities(deps: DisputeActivityDeps) {
     return output;
   }
 
-  async function answer(ref: DisputeRef, sealed: SealedDisputeAnswer): Promise<Answered> {
+  /** The answer the API sent, its evidence decrypted; undefined when it cannot be (not encrypted with this vault). */
+  function opened(sent: DisputeAnswerSent): DisputeAnswer | undefined {
+    if (sent.kind !== 'evidence') return sent;
+    try {
+      return { kind: 'evidence', evidence: vault.decryptJson<DisputeEvidence>(sent.encryptedEvidence), submit: sent.submit };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function answer(ref: DisputeRef, answer: DisputeAnswer): Promise<Answered> {
     const now = Date.now();
     const dispute = await findDispute(db, ref.environment, ref.disputeId);
     if (!dispute) return { result: refused('not_found', 'No such dispute.'), clock: clockOf(undefined) };
-    const { answer } = sealed;
     const submitting = answer.kind === 'accept' || answer.submit;
     const why = unanswerable(dispute, submitting, now);
     if (why) return { result: why, clock: clockOf(dispute) };
@@ -87,10 +96,11 @@ export function answerActivities(deps: DisputeActivityDeps) {
     remindEvidenceDue: (ref: DisputeRef) => deadlineStep(ref, 'reminded_at', 'charge.dispute.evidence_due_soon'),
     markEvidenceOverdue: (ref: DisputeRef) => deadlineStep(ref, 'overdue_at', 'charge.dispute.updated'),
     async answerDispute(ref: DisputeRef, updateId: string, sealed: SealedDisputeAnswer): Promise<Answered> {
-      if (!vault.sealed(DISPUTE_SEAL_PURPOSE, disputeAnswerText(ref.disputeId, updateId, sealed.answer), sealed.seal) || !inOwnWorkflow(ref.disputeId)) {
+      const sent = opened(sealed.answer);
+      if (!sent || !vault.sealed(DISPUTE_SEAL_PURPOSE, disputeAnswerText(ref.disputeId, updateId, sent), sealed.seal) || !inOwnWorkflow(ref.disputeId)) {
         return { result: refused('unsealed_command', 'The answer was not sent by the API.'), clock: await readClock(db, ref) };
       }
-      return answer(ref, sealed);
+      return answer(ref, sent);
     },
   };
 }

@@ -4,7 +4,7 @@ import type { Environment } from '../../db/environments';
 import { findDispute, listDisputes, type DisputeRow } from '../../db/disputes';
 import {
   CLOSED_DISPUTE_STATUSES, DISPUTE_EVIDENCE_FIELDS, DISPUTE_SEAL_PURPOSE, DISPUTE_STATUSES, disputeAnswerText,
-  type DisputeAnswer, type DisputeEvidence, type DisputeEvidenceField,
+  type DisputeAnswer, type DisputeAnswerSent, type DisputeEvidence, type DisputeEvidenceField,
 } from '../../contracts/disputes';
 import { answerDispute, disputeWorkflowLink } from '../../workflows/disputes/client';
 import type { Principal } from '../auth/authenticate';
@@ -60,7 +60,9 @@ async function sendAnswer(
   }
   const updateId = changeIdOf(ctx);
   const seal = deps.vault.seal(DISPUTE_SEAL_PURPOSE, disputeAnswerText(row.id, updateId, answer));
-  await answerDispute(await deps.temporal(), row.id, { answer, seal, context: workflowContext(ctx, principal) }, updateId);
+  const sent: DisputeAnswerSent = answer.kind === 'evidence'
+    ? { kind: 'evidence', encryptedEvidence: deps.vault.encryptJson(answer.evidence), submit: answer.submit } : answer;
+  await answerDispute(await deps.temporal(), row.id, { answer: sent, seal, context: workflowContext(ctx, principal) }, updateId);
   const after = await findDispute(deps.db, env, row.id);
   return present(deps, after ?? row);
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
+import { disputeUpdates, disputeWorkflowId } from '../../contracts/disputes';
 import { DISPUTE_CARDS, disputeEvents, disputeFixture, disputeOf, getDispute, paidWith, recordDisputeHistory } from './support';
 
 // Disputes end to end through the sandbox processor: its dispute test cards dispute a charge after
@@ -63,6 +64,28 @@ describe('a fraudulent chargeback', () => {
     expect(won.balance_transactions.map((b: any) => b.kind)).toEqual(['withdrawn', 'reinstated']);
     expect(await disputeEvents(stack, dispute.id)).toEqual(expect.arrayContaining(['charge.dispute.closed', 'charge.dispute.funds_reinstated']));
     recordDisputeHistory(stack, 'won', dispute.id);
+  });
+
+  it('keeps the evidence out of the workflow\'s history, and refuses an answer the API did not send', async () => {
+    const paymentId = await paidWith(stack, f.merchant, DISPUTE_CARDS.fraudulent);
+    const dispute = await disputeOf(stack, f.merchant, paymentId);
+    const email = `jenny-${Date.now()}@example.com`;
+    const saved = await post(`/v1/disputes/${dispute.id}/evidence`, { customer_email_address: email, billing_address: '1 Private Lane' });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect(saved.body.data.evidence).toMatchObject({ customer_email_address: email });
+    const handle = (await stack.deps.temporal()).workflow.getHandle(disputeWorkflowId(dispute.id));
+    const history = await handle.fetchHistory();
+    // Every payload as text, whether the history holds its bytes or its base64.
+    const text = JSON.stringify(history, (k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8')
+      : k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
+    expect(text).toContain('encryptedEvidence');
+    for (const needle of [email, '1 Private Lane']) expect(text).not.toContain(needle);
+    // Someone who reaches Temporal sends an answer of their own: refused, nothing applied.
+    const forged = await handle.executeUpdate(disputeUpdates.answer, {
+      args: [{ answer: { kind: 'accept' }, seal: 'x'.repeat(43), context: { actor: { type: 'system', id: 'forger' } } }],
+    });
+    expect(forged).toMatchObject({ applied: false, code: 'unsealed_command' });
+    expect((await getDispute(stack, f.merchant, dispute.id)).status).toBe('NEEDS_RESPONSE');
   });
 
   it('is lost with evidence that does not win, and lost at once when accepted', async () => {
