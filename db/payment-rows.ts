@@ -137,13 +137,13 @@ export type ReadPayment = WithClientSecret<AnsweredPayment> & { disputes?: Charg
 /** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
 export type AnsweredCharge = AsAnswered<ChargeRow>;
 
-// jsonb columns are written as JSON text; reads come back parsed (the row types above).
 /**
- * The name of a new payment's insert in the statement that writes it (paymentInsert): what goes in only
+ * The name of a new payment's insert (paymentInsert) in the statement that writes it: what goes in only
  * with the row (its plan, first charge, command claim, events) waits on this CTE.
  */
 export const PAYMENT_WRITTEN = 'payment_written';
 
+// jsonb columns are written as JSON text; reads come back parsed (the row types above).
 export const json = (value: unknown) => JSON.stringify(value);
 export const payments = (db: Knex, env: Environment) => db<PaymentRow>(envTable(env, 'payments'));
 export const charges = (db: Knex, env: Environment) => db<ChargeRow>(envTable(env, 'charges'));

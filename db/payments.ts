@@ -115,16 +115,16 @@ export function newPaymentRow(payment: NewPayment, confirmed: PaymentPatch, at: 
 }
 
 /**
- * The insert of `row` (newPaymentRow's), unrun and named PAYMENT_WRITTEN, for the events store to run with
- * the events that show it (`appendEventsOfWrite`, db/events.ts): it returns the row's id when it wrote the
- * row and nothing when the payment exists (the activity that writes it is retried), and then the events
- * are not written either.
+ * The insert of `row` (newPaymentRow's), unrun, for the events store to run with the events that show it
+ * (`appendEventsOfWrite`, db/events.ts) under the name PAYMENT_WRITTEN: it returns the row's id when it
+ * wrote the row and nothing when the payment exists (the activity that writes it is retried), and then
+ * the events are not written either.
  */
-export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): NamedAlongside {
+export function paymentInsert(db: Knex, env: Environment, row: PaymentRow): Knex.QueryBuilder {
   const { routing, metadata, last_error: lastError, pending_operation: pending, next_action: nextAction, ...rest } = row;
-  return [PAYMENT_WRITTEN, paymentsTable(db, env)
+  return paymentsTable(db, env)
     .insert({ ...rest, ...encoded(db, { last_error: lastError, pending_operation: pending, next_action: nextAction }), routing: json(routing), metadata: json(metadata) })
-    .onConflict('id').ignore().returning('id')];
+    .onConflict('id').ignore().returning('id');
 }
 
 /** Changes a payment (in the caller's transaction, with the charge and events that go with it). */

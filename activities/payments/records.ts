@@ -250,7 +250,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
       seals.start(input);
       const row = newPaymentRow(newPaymentOf(input), {}, new Date());
       const created = paymentEvent(input, 'payment_intent.created', row, input.context);
-      const eventIds = await appendEventsOfWrite(db, input.environment, input.accountId, [created], paymentInsert(db, input.environment, row));
+      const eventIds = await appendEventsOfWrite(db, input.environment, input.accountId, [created], [PAYMENT_WRITTEN, paymentInsert(db, input.environment, row)]);
       // The row was there: an earlier try of this run wrote it, or another run did (refused).
       if (!eventIds) await writtenByThisRun(input);
       return { eventIds: eventIds ?? [] };
@@ -282,7 +282,7 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     // The confirm's command id is used with the row (a fresh payment's: no id of it can be used yet).
     const claim = commandClaimWithPayment(db, env, { paymentId: args.paymentId, commandId, kind: 'confirm', usedBy: args.routingPlanId });
     const eventIds = await appendEventsOfWrite(
-      db, env, input.accountId, [created, plannedEvent(args, planned, row)], paymentInsert(db, env, row), [...planStatements(db, args, planned, true), ...also, ['command_claimed', claim]],
+      db, env, input.accountId, [created, plannedEvent(args, planned, row)], [PAYMENT_WRITTEN, paymentInsert(db, env, row)], [...planStatements(db, args, planned, true), ...also, ['command_claimed', claim]],
     );
     // The row was there already: written with its plan by an earlier try of this run (which finds that plan), or by another run (refused).
     if (!eventIds) {

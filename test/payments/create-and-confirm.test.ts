@@ -116,7 +116,7 @@ describe('creating and confirming in one request', () => {
         payment_provider_config_id: f.primary.id, payment_provider_method_id: null, security: { secure_mode: 'NONE' }, payment_provider_config_snapshot: { id: f.primary.id },
       }, payment.created_at);
       const event = { event: 'payment_intent.created', accountId: payment.account_id, paymentId: payment.id, data: { object: { id: payment.id } } };
-      return { charge, written: appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [['first_charge', chargeInsertWithPayment(stack.db, 'production', charge)]]) };
+      return { charge, written: appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], [PAYMENT_WRITTEN, paymentInsert(stack.db, 'production', payment)], [['first_charge', chargeInsertWithPayment(stack.db, 'production', charge)]]) };
     };
     const payment = newPaymentRow({
       id: newId('pay'), account_id: f.merchant.account.id, customer_id: null, checkout_session_id: null, amount: 700, currency: 'EUR', auto_capture: true,
@@ -138,7 +138,7 @@ describe('creating and confirming in one request', () => {
     await stack.db('live.payment_methods').insert(card);
     const event = { event: 'payment_intent.payment_failed', accountId: payment.account_id, paymentId: payment.id };
     const erasure = onlyIfFirstWrote(singleUseCardsErasure(stack.db, 'production', payment.id, card.id), PAYMENT_WRITTEN);
-    expect(await appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], paymentInsert(stack.db, 'production', payment), [['cards_used_up', erasure]])).toBeUndefined();
+    expect(await appendEventsOfWrite(stack.db, 'production', payment.account_id, [event], [PAYMENT_WRITTEN, paymentInsert(stack.db, 'production', payment)], [['cards_used_up', erasure]])).toBeUndefined();
     expect(await stack.db('live.payment_methods').where({ id: card.id }).first()).toMatchObject({ pan_encrypted: 'v1.sealed' });
     expect(await stack.db('live.payments').where({ id: payment.id }).first()).toMatchObject({ amount: 700, status: 'PROCESSING', metadata: { k: 'v' } });
   });

@@ -50,8 +50,7 @@ describe('a payment row\'s version', () => {
       id: newId('pay'), account_id: merchant.account.id, customer_id: null, checkout_session_id: null, amount: 500, currency: 'USD',
       auto_capture: true, secure_mode: 'NONE', installments: 1, routing: {}, metadata: {},
     }, {}, new Date());
-    const [, insert] = paymentInsert(stack.db, 'production', row);
-    await insert;
+    await paymentInsert(stack.db, 'production', row);
     expect((await paymentRow(row.id)).version).toBe(0);
     // The store's update, as an outcome or a command writes it; its answer is the row with its version.
     const updated = await updatePayment(stack.db, 'production', row.id, { status: 'PROCESSING' });
