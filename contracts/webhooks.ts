@@ -40,7 +40,14 @@ export interface WebhookDeliveryInput {
    */
   retrySchedule: number[];
   trigger: DeliveryTrigger;
+  /**
+   * The fan-out made the first attempts itself (`attempts` of them, each using one entry of the schedule)
+   * and the last was a transient failure: wait `delayMs` before the next, then go on with the schedule.
+   */
+  resume?: DeliveryResume;
 }
+
+export interface DeliveryResume { attempts: number; delayMs: number }
 
 export interface WebhookDeliveryResult {
   deliveryId: string;
@@ -115,7 +122,9 @@ export interface FanOutEventsInput {
 export interface FanOutEventsResult {
   /** Every delivery of these events (new or from an earlier run of the same fan-out). */
   deliveryIds: string[];
-  /** Delivery workflows this run started (0 on a retry that found them all running). */
+  /** Deliveries this run settled with its own first attempt (delivered, or refused for good): no workflow. */
+  settled: number;
+  /** Delivery workflows this run started, for retries or attempts it did not make (0 on a retry that found them running). */
   started: number;
 }
 

@@ -95,11 +95,14 @@ export async function insertDeliveries(db: Knex, env: Environment, rows: NewDeli
     .onConflict(['event_id', 'endpoint_id']).ignore();
 }
 
-export type DeliveryState = Pick<WebhookDeliveryRow, 'id' | 'status' | 'attempt_count' | 'replay_count' | 'workflow_id'>;
-
 /** Every delivery of some events, by id. */
-export async function deliveriesOfEvents(db: Knex, env: Environment, eventIds: string[]): Promise<DeliveryState[]> {
-  return deliveries(db, env).whereIn('event_id', eventIds).select('id', 'status', 'attempt_count', 'replay_count', 'workflow_id').orderBy('id');
+export async function deliveriesOfEvents(db: Knex, env: Environment, eventIds: string[]): Promise<WebhookDeliveryRow[]> {
+  return deliveries(db, env).whereIn('event_id', eventIds).orderBy('id');
+}
+
+/** Names the workflow that makes a delivery's attempts from now on, unless one is named already. */
+export async function nameDeliveryWorkflow(db: Knex, env: Environment, id: string, workflowId: string): Promise<void> {
+  await deliveries(db, env).where({ id }).whereNull('workflow_id').update({ workflow_id: workflowId });
 }
 
 /** Dead-letters a delivery without an attempt (its endpoint stopped taking events while it waited). */

@@ -4,8 +4,19 @@ import type { Db } from '../../db/knex';
 import type { WebhookEndpointRow } from '../../db/webhooks';
 import type { Config } from '../../lib/config';
 import type { Vault } from '../../lib/vault';
+import type { WebhookDeliveryRow } from '../../db/webhook-deliveries';
+import type { AttemptDeliveryArgs, AttemptOutcome } from '../../contracts/webhooks';
 
-/** What the webhook activities share: the store's database, the vault, one HTTP pool and a Temporal client. */
+/** What makes an attempt, for the delivery workflow's activity and the fan-out's first attempt alike (delivery.ts). */
+export interface DeliveryAttempts {
+  /** One attempt of `delivery` as `input` asks, with the account's slot held: see attemptWebhookDelivery. */
+  attemptDelivery(input: AttemptDeliveryArgs, delivery: WebhookDeliveryRow): Promise<AttemptOutcome>;
+}
+
+/**
+ * What the webhook activities share: the store's database, the vault, one HTTP pool, a Temporal client
+ * and the attempts (with their per-account slots), which the fan-out makes too.
+ */
 export interface WebhookActivityContext {
   db: Db;
   config: Config;
@@ -13,6 +24,7 @@ export interface WebhookActivityContext {
   agent: Agent;
   allowPrivate: boolean;
   temporal(): Promise<Client>;
+  attempts: DeliveryAttempts;
 }
 
 /** The endpoint's signing secrets now: the current one, then the previous one while it has not expired. */

@@ -11,7 +11,7 @@ import { iso } from '../../lib/timestamps';
 import { classifyResponse, ENDPOINT_FAILING_DISABLE_MS, retryDelay, type ResponseClass } from '../../lib/webhook-retry';
 import { signedHeaders } from '../../lib/webhook-signature';
 import type { AttemptDeliveryArgs, AttemptOutcome, DeliveryStatus, WebhookActivities } from '../../contracts/webhooks';
-import { liveSecrets, type WebhookActivityContext } from './context';
+import { liveSecrets, type DeliveryAttempts, type WebhookActivityContext } from './context';
 import { AccountSlots } from './account-slots';
 import { FAILING_ENDPOINT_TIMEOUT_MS, postWebhook, WEBHOOK_TIMEOUT_MS } from './http';
 
@@ -20,8 +20,8 @@ function slotWaitMs(): number {
   return 500 + Math.round(Math.random() * 1000);
 }
 
-export function deliveryActivities({ db, config, vault, agent, allowPrivate }: WebhookActivityContext): Pick<WebhookActivities, 'attemptWebhookDelivery'> {
-  const slots = new AccountSlots(config.webhookAccountConcurrency);
+export function deliveryActivities(context: WebhookActivityContext): Pick<WebhookActivities, 'attemptWebhookDelivery'> {
+  const { attemptDelivery } = context.attempts;
   return {
     /**
      * One attempt of one delivery: one signed POST of the stored payload, recorded as an attempt row,
@@ -30,11 +30,25 @@ export function deliveryActivities({ db, config, vault, agent, allowPrivate }: W
      * share of attempts in flight on this worker, nothing is sent or recorded: the answer is `wait`.
      */
     async attemptWebhookDelivery(input: AttemptDeliveryArgs): Promise<AttemptOutcome> {
-      const env = input.environment;
-      const delivery = await findDelivery(db, env, input.deliveryId);
+      const delivery = await findDelivery(context.db, input.environment, input.deliveryId);
       if (!delivery) throw ApplicationFailure.nonRetryable(`no webhook delivery ${input.deliveryId}`, 'not_found');
-      const endpoint = await findEndpoint(db, env, delivery.endpoint_id);
+      return attemptDelivery(input, delivery);
+    },
+  };
+}
 
+/** The attempts of one worker, which share its per-account slots. */
+export function deliveryAttempts({ db, config, vault, agent, allowPrivate }: Omit<WebhookActivityContext, 'attempts'>): DeliveryAttempts {
+  const slots = new AccountSlots(config.webhookAccountConcurrency);
+  return {
+    async attemptDelivery(input, delivery) {
+      const env = input.environment;
+      // Settled already (the fan-out's first attempt, racing a late start of this delivery's workflow):
+      // nothing is sent again. A replay claims the row back to pending before it starts.
+      if (delivery.status === 'succeeded' || delivery.status === 'dead_lettered') {
+        return { next: 'done', status: delivery.status, attemptNo: null, statusCode: null, delayMs: null };
+      }
+      const endpoint = await findEndpoint(db, env, delivery.endpoint_id);
       if (!endpoint || endpoint.deleted || endpoint.status !== 'enabled') {
         // The endpoint stopped taking events while this delivery waited: park it; recover re-sends it.
         await parkDelivery(db, env, delivery.id, !endpoint || endpoint.deleted ? 'the endpoint was deleted' : `the endpoint is ${endpoint.status}`);

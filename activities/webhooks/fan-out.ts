@@ -1,14 +1,16 @@
 import { findPayment } from '../../db/payments';
 import type { Db } from '../../db/knex';
 import { eventsByIds, type EventRow } from '../../db/events';
-import { deliveriesOfEvents, insertDeliveries, type NewDelivery } from '../../db/webhook-deliveries';
+import { deliveriesOfEvents, insertDeliveries, nameDeliveryWorkflow, type NewDelivery, type WebhookDeliveryRow } from '../../db/webhook-deliveries';
+import { logger } from '../../lib/logger';
+import { jittered, parseRetrySchedule } from '../../lib/webhook-retry';
 import { enabledEndpointsOf } from '../../db/webhooks';
 import { newId } from '../../lib/ids';
 import { iso } from '../../lib/timestamps';
 import { filterMatches } from '../../lib/webhook-events';
 import { serializePayment } from '../../resources/payments';
 import {
-  WEBHOOK_WORKFLOW_IDS, type FanOutEventsInput, type FanOutEventsResult, type WebhookActivities, type WebhookEnvironment,
+  WEBHOOK_WORKFLOW_IDS, type DeliveryResume, type FanOutEventsInput, type FanOutEventsResult, type WebhookActivities, type WebhookEnvironment,
 } from '../../contracts/webhooks';
 import { webhookClient } from '../../workflows/webhooks/client';
 import type { WebhookActivityContext } from './context';
@@ -44,49 +46,101 @@ export async function buildEventPayload(db: Db, env: WebhookEnvironment, event: 
   return JSON.stringify({ ...envelope, data: { object: reference, truncated: true } });
 }
 
-export function fanOutActivities({ db, config, temporal }: WebhookActivityContext): Pick<WebhookActivities, 'fanOutEvents'> {
+/** At most this many deliveries of one fan-out get its own first attempt (a busy account's rest go to workflows). */
+const FIRST_ATTEMPTS_MAX = 20;
+
+/** A delivery the fan-out hands to a workflow of its own, with what was already tried. */
+interface Handover { delivery: WebhookDeliveryRow; resume?: DeliveryResume }
+
+/** The rows to insert for some events: one per event and enabled endpoint whose filter matches. */
+async function newDeliveries(db: Db, env: WebhookEnvironment, eventIds: string[]): Promise<NewDelivery[]> {
+  const endpointsByAccount = new Map<string, Awaited<ReturnType<typeof enabledEndpointsOf>>>();
+  const rows: NewDelivery[] = [];
+  for (const event of await eventsByIds(db, env, eventIds)) {
+    if (!endpointsByAccount.has(event.account_id)) endpointsByAccount.set(event.account_id, await enabledEndpointsOf(db, env, event.account_id));
+    const endpoints = endpointsByAccount.get(event.account_id)!.filter((e) => filterMatches(e.events ?? ['*'], event.event));
+    if (!endpoints.length) continue;
+    const payload = await buildEventPayload(db, env, event);
+    for (const endpoint of endpoints) {
+      rows.push({ id: newId('whd'), account_id: event.account_id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.event, payload, workflow_id: null });
+    }
+  }
+  return rows;
+}
+
+/**
+ * What is left to do for deliveries a run of the fan-out found unsettled (none replayed yet): one never
+ * attempted and never handed over gets its first attempt here; the others (an earlier run's, which
+ * stopped before handing them over) go to their workflow, resuming after the attempts already made.
+ */
+function splitUnsettled(deliveries: WebhookDeliveryRow[], now: number): { fresh: WebhookDeliveryRow[]; handovers: Handover[] } {
+  const unsettled = deliveries.filter((d) => d.replay_count === 0 && (d.status === 'pending' || d.status === 'failed'));
+  const fresh = unsettled.filter((d) => d.status === 'pending' && d.attempt_count === 0 && d.workflow_id === null).slice(0, FIRST_ATTEMPTS_MAX);
+  const handovers = unsettled.filter((d) => !fresh.includes(d)).map((delivery): Handover => (delivery.status === 'failed'
+    ? { delivery, resume: { attempts: delivery.attempt_count, delayMs: Math.max(0, (delivery.next_attempt_at?.getTime() ?? now) - now) } }
+    : { delivery }));
+  return { fresh, handovers };
+}
+
+export function fanOutActivities({ db, config, temporal, attempts }: WebhookActivityContext): Pick<WebhookActivities, 'fanOutEvents'> {
+  const schedule = parseRetrySchedule(config.webhookRetrySchedule);
+  /** The schedule's wait after a first attempt, jittered as the workflow jitters its own; null when it allows no retry. */
+  const firstRetryDelayMs = () => (schedule.length ? jittered(schedule[0], Math.random()) : null);
+
+  /**
+   * The first attempt of each fresh delivery, side by side. A delivery it settles (delivered, refused
+   * for good, its endpoint gone) needs no workflow; one to retry, or not attempted (the account's slots
+   * taken, the attempt failed), is handed over.
+   */
+  async function firstAttempts(env: WebhookEnvironment, fresh: WebhookDeliveryRow[]) {
+    const handovers: Handover[] = [];
+    let settled = 0;
+    await Promise.all(fresh.map(async (delivery) => {
+      const input = { environment: env, deliveryId: delivery.id, trigger: 'automatic' as const, scheduledDelayMs: firstRetryDelayMs() };
+      const outcome = await attempts.attemptDelivery(input, delivery).catch((err: unknown) => {
+        logger.warn({ err, delivery_id: delivery.id }, 'the fan-out\'s first webhook attempt failed; its workflow makes it');
+        return undefined;
+      });
+      if (outcome?.next === 'done') settled += 1;
+      else if (outcome?.next === 'retry') handovers.push({ delivery, resume: { attempts: 1, delayMs: outcome.delayMs ?? 0 } });
+      else handovers.push({ delivery });
+    }));
+    return { settled, handovers };
+  }
+
+  /** Starts each handed-over delivery's workflow, named on its row first; answers how many were new. */
+  async function handOver(env: WebhookEnvironment, handovers: Handover[], client: ReturnType<typeof webhookClient>): Promise<number> {
+    let started = 0;
+    for (let i = 0; i < handovers.length; i += 20) {
+      const results = await Promise.all(handovers.slice(i, i + 20).map(async ({ delivery, resume }) => {
+        const workflowId = delivery.workflow_id ?? WEBHOOK_WORKFLOW_IDS.delivery(delivery.id);
+        await nameDeliveryWorkflow(db, env, delivery.id, workflowId);
+        return client.startDelivery({ workflowId, environment: env, deliveryId: delivery.id, trigger: 'automatic', ...(resume ? { resume } : {}) });
+      }));
+      started += results.filter(Boolean).length;
+    }
+    return started;
+  }
+
   return {
     /**
-     * Creates the webhook deliveries of some events and starts their workflows; idempotent, so call it
-     * again freely (activity retries, replays of the caller). For each event, every ENABLED endpoint of
-     * the event's account in the same environment whose filter matches gets one delivery row (unique
-     * per event and endpoint) and one workflow `webhook-delivery/<whd_id>` on the `webhooks` queue.
+     * Creates the webhook deliveries of some events and makes their first attempts; idempotent, so call
+     * it again freely (activity retries, replays of the caller). For each event, every ENABLED endpoint
+     * of the event's account in the same environment whose filter matches gets one delivery row (unique
+     * per event and endpoint). Most deliveries end with that first attempt; one that must be retried, or
+     * could not be attempted here, gets a workflow `webhook-delivery/<whd_id>` on the `webhooks` queue.
+     * A run cut short can send a delivery twice, never lose it: webhooks are at least once.
      */
     async fanOutEvents(input: FanOutEventsInput): Promise<FanOutEventsResult> {
       const env = input.environment;
-      if (!input.eventIds.length) return { deliveryIds: [], started: 0 };
-      const endpointsByAccount = new Map<string, Awaited<ReturnType<typeof enabledEndpointsOf>>>();
-      const rows: NewDelivery[] = [];
-      for (const event of await eventsByIds(db, env, input.eventIds)) {
-        if (!endpointsByAccount.has(event.account_id)) endpointsByAccount.set(event.account_id, await enabledEndpointsOf(db, env, event.account_id));
-        const endpoints = endpointsByAccount.get(event.account_id)!.filter((e) => filterMatches(e.events ?? ['*'], event.event));
-        if (!endpoints.length) continue;
-        const payload = await buildEventPayload(db, env, event);
-        for (const endpoint of endpoints) {
-          const id = newId('whd');
-          rows.push({
-            id, account_id: event.account_id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.event, payload,
-            workflow_id: WEBHOOK_WORKFLOW_IDS.delivery(id),
-          });
-        }
-      }
-      await insertDeliveries(db, env, rows);
-
+      if (!input.eventIds.length) return { deliveryIds: [], settled: 0, started: 0 };
+      await insertDeliveries(db, env, await newDeliveries(db, env, input.eventIds));
       const deliveries = await deliveriesOfEvents(db, env, input.eventIds);
-      // A delivery that has not been attempted may still lack its workflow (a retry after a crash);
-      // starting it again is harmless: the id is taken and the start reports so.
-      const unstarted = deliveries.filter((d) => d.status === 'pending' && d.attempt_count === 0 && d.replay_count === 0);
-      let started = 0;
-      if (unstarted.length) {
-        const client = webhookClient(await temporal(), config);
-        for (let i = 0; i < unstarted.length; i += 20) {
-          const results = await Promise.all(unstarted.slice(i, i + 20).map((d) => client.startDelivery({
-            workflowId: d.workflow_id ?? WEBHOOK_WORKFLOW_IDS.delivery(d.id), environment: env, deliveryId: d.id, trigger: 'automatic',
-          })));
-          started += results.filter(Boolean).length;
-        }
-      }
-      return { deliveryIds: deliveries.map((d) => d.id), started };
+      const { fresh, handovers } = splitUnsettled(deliveries, Date.now());
+      const first = await firstAttempts(env, fresh);
+      const toStart = [...handovers, ...first.handovers];
+      const started = toStart.length ? await handOver(env, toStart, webhookClient(await temporal(), config)) : 0;
+      return { deliveryIds: deliveries.map((d) => d.id), settled: first.settled, started };
     },
   };
 }

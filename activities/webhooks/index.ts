@@ -4,7 +4,7 @@ import { Vault } from '../../lib/vault';
 import type { WebhookActivities } from '../../contracts/webhooks';
 import type { ActivityDeps } from '../deps';
 import type { WebhookActivityContext } from './context';
-import { deliveryActivities } from './delivery';
+import { deliveryActivities, deliveryAttempts } from './delivery';
 import { endpointActivities } from './endpoints';
 import { fanOutActivities } from './fan-out';
 import { webhookAgent } from './http';
@@ -20,7 +20,7 @@ export interface WebhookActivityDeps extends ActivityDeps {
 /** The webhook activities (fan-out, delivery attempts, handshakes, secret expiry), as the webhooks contract declares them. */
 export function webhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const allowPrivate = deps.config.webhookAllowPrivate;
-  const context: WebhookActivityContext = {
+  const shared: Omit<WebhookActivityContext, 'attempts'> = {
     db: deps.db,
     config: deps.config,
     vault: new Vault(deps.config.vaultKeys),
@@ -28,5 +28,6 @@ export function webhookActivities(deps: WebhookActivityDeps): WebhookActivities 
     allowPrivate,
     temporal: async () => (deps.temporal ? deps.temporal() : Context.current().client),
   };
+  const context: WebhookActivityContext = { ...shared, attempts: deliveryAttempts(shared) };
   return { ...fanOutActivities(context), ...deliveryActivities(context), ...endpointActivities(context) };
 }

@@ -4,6 +4,7 @@ import { envTable } from '../../db/environments';
 import { TASK_QUEUES } from '../../contracts/temporal';
 import { webhookClient } from '../../workflows/webhooks/client';
 import { WEBHOOK_WORKFLOW_IDS } from '../../contracts/webhooks';
+import { webhookActivities } from '../../activities/webhooks';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import {
   activitiesFor, emit, enabledEndpoint, expectVerified, getEndpoint, Receiver, waitFor, waitForDelivery,
@@ -106,22 +107,61 @@ describe('webhook delivery', () => {
     expect(body.data.event_data).toEqual({ note: 'x' });
   });
 
-  it('is idempotent: fanning out the same events again creates no second delivery and starts nothing', async () => {
+  it('is idempotent: fanning out the same events again creates no second delivery and sends nothing twice', async () => {
     const m = await createMerchant(stack);
     const r = await receiver();
     await enabledEndpoint(stack, m, r);
     const first = await emit(stack, m, [{ event: 'refund.created' }]);
-    expect(first.started).toBe(1);
+    // Delivered by the fan-out's own first attempt: no workflow.
+    expect(first).toMatchObject({ settled: 1, started: 0 });
+    expect((await stack.db(envTable('production', 'webhook_deliveries')).where({ id: first.deliveryIds[0] }).first()).workflow_id).toBeNull();
     const again = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: first.eventIds });
-    expect(again).toEqual({ deliveryIds: first.deliveryIds, started: 0 });
-    await waitForDelivery(stack, m, first.deliveryIds[0], 'succeeded');
-    const afterDone = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: first.eventIds });
-    expect(afterDone.started).toBe(0);
-    // Nor is the finished delivery's workflow id run again when started directly (REJECT_DUPLICATE).
-    const startAgain = { workflowId: WEBHOOK_WORKFLOW_IDS.delivery(first.deliveryIds[0]), environment: 'production' as const, deliveryId: first.deliveryIds[0], trigger: 'automatic' as const };
-    expect(await webhookClient(await stack.deps.temporal()).startDelivery(startAgain)).toBe(false);
-    await new Promise((res) => setTimeout(res, 300));
+    expect(again).toEqual({ deliveryIds: first.deliveryIds, settled: 0, started: 0 });
+    // Nor does a delivery workflow started late for the settled delivery send it again.
+    const startLate = { workflowId: WEBHOOK_WORKFLOW_IDS.delivery(first.deliveryIds[0]), environment: 'production' as const, deliveryId: first.deliveryIds[0], trigger: 'automatic' as const };
+    const client = await stack.deps.temporal();
+    expect(await webhookClient(client).startDelivery(startLate)).toBe(true);
+    expect(await client.workflow.getHandle(startLate.workflowId).result()).toEqual({ deliveryId: first.deliveryIds[0], status: 'succeeded', attempts: 0 });
+    expect(await webhookClient(client).startDelivery(startLate)).toBe(false);
     expect(r.events(first.eventIds[0])).toHaveLength(1);
+  });
+
+  it('hands a delivery whose first attempt failed to its workflow, which resumes the schedule after it', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined : nth === 1 ? { status: 503 } : undefined);
+    const first = await emit(stack, m, [{ event: 'refund.created' }], { webhookRetrySchedule: '1s' });
+    expect(first).toMatchObject({ settled: 0, started: 1 });
+    const row = await stack.db(envTable('production', 'webhook_deliveries')).where({ id: first.deliveryIds[0] }).first();
+    expect(row).toMatchObject({ status: 'failed', attempt_count: 1, workflow_id: WEBHOOK_WORKFLOW_IDS.delivery(first.deliveryIds[0]) });
+    const client = await stack.deps.temporal();
+    expect(await client.workflow.getHandle(row.workflow_id).result()).toEqual({ deliveryId: first.deliveryIds[0], status: 'succeeded', attempts: 2 });
+    const delivery = await waitForDelivery(stack, m, first.deliveryIds[0], 'succeeded');
+    expect(delivery.attempts.map((a: any) => [a.attempt_no, a.status_code])).toEqual([[1, 503], [2, 200]]);
+    // The second came after the schedule's wait (1 s, ±20 %), not at once.
+    const [one, two] = r.events(first.eventIds[0]).map((q) => q.at);
+    expect(two - one).toBeGreaterThanOrEqual(750);
+  });
+
+  it('a fan-out cut short after a failed first attempt: its retry hands the delivery over, nothing lost or sent twice', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined : nth === 1 ? { status: 502 } : undefined);
+    const eventIds = await appendEvents(stack.db, 'production', [{ event: 'charge.refunded', accountId: m.account.id, workspaceId: m.workspaceId }]);
+    const config = { ...stack.config, webhookRetrySchedule: '1s' };
+    // The first run records its attempt, then loses Temporal before it can hand the delivery over (a worker dying there).
+    const lost = webhookActivities({ db: stack.db, config, temporal: () => Promise.reject(new Error('Temporal went away')) });
+    await expect(lost.fanOutEvents({ environment: 'production', eventIds })).rejects.toThrow('Temporal went away');
+    const [row] = await stack.db(envTable('production', 'webhook_deliveries')).where({ event_id: eventIds[0] });
+    expect(row).toMatchObject({ status: 'failed', attempt_count: 1, workflow_id: null });
+    // Temporal's retry of the activity: the delivery is handed to its workflow, which waits out the schedule and delivers.
+    const retried = await webhookActivities({ db: stack.db, config, temporal: stack.deps.temporal }).fanOutEvents({ environment: 'production', eventIds });
+    expect(retried).toEqual({ deliveryIds: [row.id], settled: 0, started: 1 });
+    const result = await (await stack.deps.temporal()).workflow.getHandle(WEBHOOK_WORKFLOW_IDS.delivery(row.id)).result();
+    expect(result).toEqual({ deliveryId: row.id, status: 'succeeded', attempts: 2 });
+    expect(r.events(eventIds[0]).map((q) => q.eventId)).toEqual([eventIds[0], eventIds[0]]);
   });
 
   it('fans out from a workflow too (the worker\'s own client starts the deliveries)', async () => {
@@ -133,7 +173,7 @@ describe('webhook delivery', () => {
     const result: any = await client.workflow.execute('webhookFanOutWorkflow', {
       workflowId: `test-fan-out/${eventIds[0]}`, taskQueue: TASK_QUEUES.payments, args: [{ environment: 'production', eventIds }],
     });
-    expect(result.started).toBe(1);
+    expect(result).toMatchObject({ settled: 1, started: 0 });
     await waitForDelivery(stack, m, result.deliveryIds[0], 'succeeded');
     expect(r.events(eventIds[0])).toHaveLength(1);
   });
@@ -288,7 +328,7 @@ describe('webhook delivery', () => {
     await waitForDelivery(stack, sandbox, s.deliveryIds[0], 'succeeded');
     await waitForDelivery(stack, prod, p.deliveryIds[0], 'succeeded');
     // A sandbox event id fanned out in the live environment finds nothing there.
-    expect(await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: s.eventIds })).toEqual({ deliveryIds: [], started: 0 });
+    expect(await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: s.eventIds })).toEqual({ deliveryIds: [], settled: 0, started: 0 });
 
     expect(sandboxReceiver.events().map((q) => q.eventId)).toEqual(s.eventIds);
     expect(liveReceiver.events().map((q) => q.eventId)).toEqual(p.eventIds);
@@ -329,7 +369,8 @@ describe('webhook delivery', () => {
     await enabledEndpoint(stack, m, fast);
     slow.respond = (req) => (req.type === 'webhook_endpoint.verification' ? undefined : { status: 200, delayMs: 5_000 });
     const started = Date.now();
-    const { eventIds } = await emit(stack, m, Array.from({ length: 5 }, () => ({ event: 'charge.succeeded' })));
+    // The fan-out makes the first attempts side by side, so it ends with the slow endpoint's answers.
+    const emitted = emit(stack, m, Array.from({ length: 5 }, () => ({ event: 'charge.succeeded' })));
     await waitFor(async () => fast.events().length === 5 && fast.events(), 'the fast endpoint to get all five events', 4_000);
     const fastMs = Math.max(...fast.events().map((q) => q.at)) - started;
     expect(fastMs).toBeLessThan(2_000);
@@ -337,6 +378,7 @@ describe('webhook delivery', () => {
     // may land a moment after the fast endpoint's: it was only ever checked at that very instant).
     await waitFor(async () => slow.events().length === 5, 'the slow endpoint to get all five events', 3_000);
     expect(Date.now() - started).toBeLessThan(5_000);
+    const { eventIds } = await emitted;
     expect(new Set(fast.events().map((q) => q.eventId))).toEqual(new Set(eventIds));
     console.info(`5 events: fast endpoint had all within ${fastMs} ms while the slow one took 5 s per answer`);
   });

@@ -1,7 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ApiKeyActivities, ApiKeyRotationInput, ApiKeyRotationResult } from '../../contracts/api-keys';
+import { eventFanOut } from '../webhooks/fan-out';
 
-const { rotateApiKeySecret, fanOutEvents } = proxyActivities<ApiKeyActivities>({
+const { rotateApiKeySecret } = proxyActivities<ApiKeyActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 10 },
 });
@@ -14,6 +15,6 @@ const { rotateApiKeySecret, fanOutEvents } = proxyActivities<ApiKeyActivities>({
 export async function apiKeyRotationWorkflow(input: ApiKeyRotationInput): Promise<ApiKeyRotationResult> {
   const { rotatedAt, environment, eventIds } = await rotateApiKeySecret(input);
   // The api_key.rotated event goes out to the account's webhook endpoints like any other.
-  if (eventIds.length) await fanOutEvents({ environment, eventIds });
+  if (eventIds.length) await eventFanOut.fanOutEvents({ environment, eventIds });
   return { keyId: input.keyId, rotation: input.rotation, rotatedAt };
 }

@@ -9,6 +9,7 @@ import {
   type BillingActivities, type ChangeAnswer, type SealedChange, type SubscriptionClock, type SubscriptionInput, type SubscriptionRef,
 } from '../../contracts/billing';
 import { nextDue, type Due } from './due';
+import { eventFanOut } from '../webhooks/fan-out';
 
 /**
  * Short Postgres steps, as local activities: run inside the workflow task that reached them, with no round
@@ -16,12 +17,6 @@ import { nextDue, type Due } from './due';
  * reads the payment's row), so a local activity's retries are harmless; they retry as long as the database is away.
  */
 const steps = proxyLocalActivities<BillingActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
-
-/** The fan-out stays an ordinary activity, as in the other workflows: it starts a delivery workflow per endpoint, too much to hold a workflow task for. */
-const records = proxyActivities<BillingActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -163,7 +158,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     const statusChanged = clock?.status !== next.status;
     clock = next;
     if (statusChanged) upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.SubscriptionStatus, value: next.status }] as never);
-    if (next.eventIds.length) await records.fanOutEvents({ environment: input.environment, eventIds: next.eventIds });
+    if (next.eventIds.length) await eventFanOut.fanOutEvents({ environment: input.environment, eventIds: next.eventIds });
   }
 
   /** The subscription's time: its test clock's, else the real time. */

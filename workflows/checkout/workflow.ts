@@ -4,6 +4,7 @@ import {
   checkoutQueries, checkoutSignals, checkoutUpdates, type CheckoutActivities, type CheckoutOutcome, type CheckoutRef, type CheckoutSessionInput,
   type CheckoutState,
 } from '../../contracts/checkout';
+import { eventFanOut } from '../webhooks/fan-out';
 
 /** Short Postgres work: quick retries, for as long as the database is away (a session's end must land). */
 const records = proxyActivities<CheckoutActivities>({
@@ -107,7 +108,7 @@ export async function checkoutSessionWorkflow(input: CheckoutSessionInput): Prom
     state.waitingOnPayment = outcome.outcome === 'in_flight' ? outcome.paymentStatus : undefined;
     describe();
     if ((outcome.outcome === 'completed' || outcome.outcome === 'expired') && outcome.eventIds.length) {
-      await records.fanOutEvents({ environment: input.environment, eventIds: outcome.eventIds });
+      await eventFanOut.fanOutEvents({ environment: input.environment, eventIds: outcome.eventIds });
     }
   }
 

@@ -4,6 +4,7 @@ import {
   ANSWERABLE_DISPUTE_STATUSES, CLOSED_DISPUTE_STATUSES, disputeQueries, disputeSignals, disputeUpdates, EVIDENCE_REMINDER_MS,
   type DisputeActivities, type DisputeAnswerResult, type DisputeClock, type DisputeInput, type DisputeRef, type SealedDisputeAnswer,
 } from '../../contracts/disputes';
+import { eventFanOut } from '../webhooks/fan-out';
 
 /**
  * Short Postgres steps (reading the dispute, applying a notice, the deadline's two marks), as local
@@ -12,12 +13,6 @@ import {
  * activity's retries are harmless; they retry for as long as the database is away.
  */
 const steps = proxyLocalActivities<DisputeActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
-
-/** The fan-out stays an ordinary activity, as in the other workflows: it starts a delivery workflow per endpoint. */
-const records = proxyActivities<DisputeActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -97,6 +92,6 @@ export async function disputeWorkflow(input: DisputeInput): Promise<void> {
   async function advance(next: DisputeClock): Promise<void> {
     if (next.status && next.status !== clock?.status) upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.DisputeStatus, value: next.status }]);
     clock = next;
-    if (next.eventIds.length) await records.fanOutEvents({ environment: input.environment, eventIds: next.eventIds });
+    if (next.eventIds.length) await eventFanOut.fanOutEvents({ environment: input.environment, eventIds: next.eventIds });
   }
 }

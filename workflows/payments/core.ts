@@ -12,6 +12,7 @@ import { Notifications } from './notifications';
 import { assertLeadsTo, restingPhase, type Phase } from './phase';
 import { records } from './proxies';
 import { plainAmount } from '../../lib/money';
+import { eventFanOut } from '../webhooks/fan-out';
 
 /** What the lock's holder is: a transition of the table, or the reversal of a given-up charge (no status change). */
 export type Holder = PaymentTransition | 'reverseLateAuthorization';
@@ -171,7 +172,7 @@ export class PaymentCore {
    */
   publish(eventIds: string[]): void {
     if (!eventIds.length) return;
-    const fanOut = records.fanOutEvents({ environment: this.input.environment, eventIds });
+    const fanOut = eventFanOut.fanOutEvents({ environment: this.input.environment, eventIds });
     this.fanOuts.push(fanOut.then(() => undefined, (err) => this.fanOutFailed(err)));
   }
 

@@ -1,12 +1,11 @@
 import { proxyActivities, proxyLocalActivities, type RetryPolicy } from '@temporalio/workflow';
-import type { EventFanOutActivities } from '../../contracts/webhooks';
 import { PAYMENT_ACTIVITY_FAILURES, type PaymentActivities } from '../../contracts/payments';
 
 /**
  * Short Postgres work: quick retries, forever while the database is away (money state must always land).
  * A write Postgres refuses for good fails at once (`permanent_data_error`, the worker's interceptor): see needsAttention.
  */
-export const records = proxyActivities<PaymentActivities & EventFanOutActivities>({
+export const records = proxyActivities<PaymentActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });

@@ -8,6 +8,7 @@ import {
   RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundResult, refundSignals, RefundState, RefundStatus, refundUpdates,
   RefundWorkflowInput,
 } from '../../contracts/refunds';
+import { eventFanOut } from '../webhooks/fan-out';
 
 /**
  * Short Postgres work: quick retries, forever while the database is away (money state must always land).
@@ -66,7 +67,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
     ].filter(Boolean).join('\n'));
   };
   const publish = async (eventIds: string[]) => {
-    if (eventIds.length) await records.fanOutEvents({ environment: input.environment, eventIds });
+    if (eventIds.length) await eventFanOut.fanOutEvents({ environment: input.environment, eventIds });
   };
 
   setHandler(refundQueries.state, () => state);

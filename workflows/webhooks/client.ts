@@ -10,7 +10,7 @@ import { parseRetrySchedule } from '../../lib/webhook-retry';
 import { failureType, isAlreadyStarted, isNotFound } from '../client';
 import { TASK_QUEUES } from '../../contracts/temporal';
 import {
-  retryNowSignal, WEBHOOK_WORKFLOW_IDS, type DeliveryStatus, type DeliveryTrigger,
+  retryNowSignal, WEBHOOK_WORKFLOW_IDS, type DeliveryResume, type DeliveryStatus, type DeliveryTrigger,
   type WebhookEnvironment, type WebhookSecretRotationInput, type WebhookVerificationResult,
 } from '../../contracts/webhooks';
 import { webhookDeliveryWorkflow } from './delivery';
@@ -26,6 +26,8 @@ export interface StartDeliveryArgs {
   environment: WebhookEnvironment;
   deliveryId: string;
   trigger: DeliveryTrigger;
+  /** The attempts already made for it (the fan-out's first), and the wait before the next. */
+  resume?: DeliveryResume;
 }
 
 /** What a resend reads of a delivery, and the state its claim is conditional on. */
@@ -67,7 +69,7 @@ export function webhookClient(client: Client, options: { webhookRetrySchedule?: 
         await client.workflow.start(webhookDeliveryWorkflow, {
           workflowId: args.workflowId,
           taskQueue: TASK_QUEUES.webhooks,
-          args: [{ environment: args.environment, deliveryId: args.deliveryId, retrySchedule, trigger: args.trigger }],
+          args: [{ environment: args.environment, deliveryId: args.deliveryId, retrySchedule, trigger: args.trigger, ...(args.resume ? { resume: args.resume } : {}) }],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         });
         return true;

@@ -16,7 +16,7 @@ const MAX_FAIRNESS_WAIT_MS = 30_000;
 
 /**
  * Delivers one event to one endpoint: `webhook-delivery/<whd_id>` (and `…/replay-<n>` for a manual
- * sequence). Attempt at once; after a transient failure wait the scheduled delay with ±20 % jitter
+ * sequence). Attempt at once (or, `resume`d after the fan-out's own first attempt failed, wait first); after a transient failure wait the scheduled delay with ±20 % jitter
  * (Math.random is deterministic here), stretched by the receiver's Retry-After up to twice that; stop
  * on success, on a permanent failure, or when the schedule is exhausted (the activity dead-letters).
  * The `retryNow` signal cuts the current wait short. An attempt refused for its account's fairness
@@ -25,9 +25,10 @@ const MAX_FAIRNESS_WAIT_MS = 30_000;
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let retryNow = false;
   setHandler(retryNowSignal, () => { retryNow = true; });
-  let attempts = 0;
-  let turn = 0; // the schedule's entries used: a `wait` uses none
+  let attempts = input.resume?.attempts ?? 0;
+  let turn = attempts; // the schedule's entries used: a `wait` uses none
   let waits = 0; // in a row: each doubles the next wait, up to 30 s, so a long queue polls slowly
+  if (input.resume && input.resume.delayMs > 0) await condition(() => retryNow, input.resume.delayMs);
   for (;;) {
     const scheduledDelayMs = turn < input.retrySchedule.length ? jittered(input.retrySchedule[turn], Math.random()) : null;
     const outcome: AttemptOutcome = await attemptWebhookDelivery({

@@ -1,9 +1,17 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { FanOutEventsInput, FanOutEventsResult, WebhookActivities } from '../../contracts/webhooks';
+import { TASK_QUEUES } from '../../contracts/temporal';
+import type { EventFanOutActivities, FanOutEventsInput, FanOutEventsResult } from '../../contracts/webhooks';
 
-const { fanOutEvents } = proxyActivities<WebhookActivities>({
+/**
+ * `fanOutEvents` as every workflow calls it to send its events out. It runs on the `webhooks` queue: it
+ * makes the deliveries' first attempts, and a slow merchant endpoint must hold a webhook worker's slot,
+ * never a payment worker's. Its timeout covers one round of attempts (15 s each, side by side) with
+ * room to spare; it is retried until it lands, because the events it carries must not be lost.
+ */
+export const eventFanOut = proxyActivities<EventFanOutActivities>({
+  taskQueue: TASK_QUEUES.webhooks,
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
 /**
@@ -11,5 +19,5 @@ const { fanOutEvents } = proxyActivities<WebhookActivities>({
  * events appended outside a workflow). Workflows call the `fanOutEvents` activity directly.
  */
 export async function webhookFanOutWorkflow(input: FanOutEventsInput): Promise<FanOutEventsResult> {
-  return fanOutEvents(input);
+  return eventFanOut.fanOutEvents(input);
 }
