@@ -13,11 +13,18 @@ import { log } from './runs';
 import { rssMb, type Stack } from './stack';
 
 /**
- * 250, not the issue's 10,000: a subscription's create costs about 0.3 s of CPU and its renewal about
- * 1.1 s (docs/performance.md), so 10,000 would take over two hours on two cores; 250 and one renewal
- * round take some four minutes, and are more than the worker's cache of 100 workflows holds.
+ * 250, not the issue's 10,000: a subscription's create costs about 0.2 s of CPU and its renewal about
+ * 0.8 s (docs/performance.md), so 10,000 renewing would take over an hour on two cores; 250 and one
+ * renewal round take some three minutes, and are more than the worker's cache of 100 workflows holds.
+ * BENCH_SUBSCRIPTIONS_ASLEEP adds sleepers that are never renewed, for the memory target.
  */
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 250);
+/**
+ * More subscriptions, asleep on a clock of their own that never moves (default none): with them the
+ * worker's memory is read with that many more asleep, while the renewals stay BENCH_SUBSCRIPTIONS'.
+ * 9750 makes the issue's 10,000 asleep (about a quarter of an hour more to create).
+ */
+const ASLEEP_ELSEWHERE = Number(process.env.BENCH_SUBSCRIPTIONS_ASLEEP ?? 0);
 /** Renewal rounds (each a month's advance): one unless asked, as each costs minutes (BENCH_RUNS is not used here). */
 const ROUNDS = Number(process.env.BENCH_BILLING_RUNS ?? 1);
 /** Subscriptions made at once: enough to keep both cores busy, few enough that each create answers in seconds. */
@@ -28,7 +35,7 @@ const CLOCK_START = Date.parse('2026-01-01T00:00:00.000Z');
 export const BILLING_WEBHOOK_EVENTS = (process.env.BENCH_BILLING_EVENTS ?? 'invoice.*,payment_intent.succeeded').split(',');
 
 /** What the scenario answers: its runs and their medians, with how fast (and at what CPU) the subscriptions were made. */
-export type BillingResult = Repeated<BillingRun> & { subscriptions: number; create: Record<string, number> };
+export type BillingResult = Repeated<BillingRun> & { subscriptions: number; asleep_elsewhere: number; create: Record<string, number> };
 
 export interface BillingRun extends Record<string, number> {
   renewals_per_s: number; invoices_per_s: number; payments_per_s: number; webhooks_per_s: number;
@@ -114,11 +121,14 @@ async function untilReady(http: Api, key: string, clockId: string): Promise<{ pe
  * One run: the clock moved a month, timed until READY (every subscription renewed, its invoice paid)
  * and until the receiver has every delivery the round's events call for.
  */
-async function renewalRound(ctx: { stack: Stack; http: Api; key: string; accountId: string; clockId: string; receiver: BillingReceiver }, run: number): Promise<BillingRun> {
+async function renewalRound(ctx: {
+  stack: Stack; http: Api; key: string; accountId: string; clockId: string; asleepClockId?: string; receiver: BillingReceiver;
+}, run: number): Promise<BillingRun> {
   const { stack, http, key, clockId, receiver } = ctx;
   const sleeping = await billingCounts(stack.db, clockId, new Date(0));
+  const elsewhere = ctx.asleepClockId ? (await billingCounts(stack.db, ctx.asleepClockId, new Date(0))).sleeping : 0;
   const rss = await sleepingRss(5);
-  log(`bench: billing, ${sleeping.sleeping} subscriptions asleep, worker RSS ${rss.first} MB (all workers ${rss.all} MB)`);
+  log(`bench: billing, ${sleeping.sleeping} + ${elsewhere} subscriptions asleep, worker RSS ${rss.first} MB (all workers ${rss.all} MB)`);
   const to = new Date(CLOCK_START);
   to.setUTCMonth(to.getUTCMonth() + run);
   const cpu = cpuSince(stack);
@@ -139,7 +149,7 @@ async function renewalRound(ctx: { stack: Stack; http: Api; key: string; account
   return {
     renewals_per_s: round(counts.renewed / s), invoices_per_s: round(counts.invoices / s), payments_per_s: round(counts.payments / s),
     webhooks_per_s: round(expected / (webhooksMs / 1000)), renewal_s: round(s), webhooks: expected, advance_request_s: round(advancedMs / 1000),
-    worker_rss_mb: rss.first, workers_rss_mb: rss.all, worker_rss_peak_mb: peak, workers_rss_peak_mb: peakAll, sleeping_subscriptions: sleeping.sleeping,
+    worker_rss_mb: rss.first, workers_rss_mb: rss.all, worker_rss_peak_mb: peak, workers_rss_peak_mb: peakAll, sleeping_subscriptions: sleeping.sleeping + elsewhere,
     ...perSubscription(cpuUsed, counts.renewed, 'renewal'),
   };
 }
@@ -155,6 +165,11 @@ export async function billingScenario(stack: Stack, merchant: Merchant): Promise
   const product = (await http.post('/products', { name: 'Bench plan' }, key)).data;
   const price = (await http.post('/prices', { product_id: product.id, unit_amount: 2000, currency: 'USD', recurring: { interval: 'month' } }, key)).data;
   const clock = (await http.post('/test-clocks', { frozen_time: new Date(CLOCK_START).toISOString(), name: 'bench' }, key)).data;
+  const asleep = ASLEEP_ELSEWHERE > 0 ? (await http.post('/test-clocks', { frozen_time: new Date(CLOCK_START).toISOString(), name: 'bench asleep' }, key)).data : undefined;
+  if (asleep) {
+    log(`bench: billing, first ${ASLEEP_ELSEWHERE} subscriptions to stay asleep`);
+    await subscribe(http, key, price.id, asleep.id, ASLEEP_ELSEWHERE);
+  }
   const t0 = performance.now();
   const createCpu = cpuSince(stack);
   await subscribe(http, key, price.id, clock.id, SUBSCRIPTIONS);
@@ -168,9 +183,9 @@ export async function billingScenario(stack: Stack, merchant: Merchant): Promise
     const runs: BillingRun[] = [];
     for (let run = 1; run <= ROUNDS; run++) {
       log(`bench: billing, run ${run}/${ROUNDS}`);
-      runs.push(await renewalRound({ stack, http, key, accountId: account.id, clockId: clock.id, receiver }, run));
+      runs.push(await renewalRound({ stack, http, key, accountId: account.id, clockId: clock.id, asleepClockId: asleep?.id, receiver }, run));
     }
-    return { subscriptions: SUBSCRIPTIONS, create, runs, median: medianOf(runs) };
+    return { subscriptions: SUBSCRIPTIONS, asleep_elsewhere: ASLEEP_ELSEWHERE, create, runs, median: medianOf(runs) };
   } finally {
     await http.delete(`/webhook-endpoints/${endpoint.id}`, key).catch(() => {});
     receiver.server.close();

@@ -1,6 +1,6 @@
 // The webhooks scenario (docs/performance.md#scenarios): events fanned out to one enabled endpoint and
-// delivered, ours (the fan-out and delivery workflows) against the floor (one bare workflow and HTTP
-// activity per delivery), both counted as requests reaching the same local receiver.
+// delivered, ours (the fan-out, its first attempts, delivery workflows for the rest) against the floor
+// (one bare workflow and HTTP activity per delivery), both counted as requests reaching one receiver.
 
 import { randomUUID } from 'node:crypto';
 import { appendEvents } from '../db/events';
