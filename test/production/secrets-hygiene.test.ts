@@ -85,6 +85,13 @@ describe('secrets hygiene', () => {
     const refund = await http.post('/v1/refunds').set(bearer(m.secretKey)).send({ payment_id: paid[0], amount: 500 });
     expect(refund.status, JSON.stringify(refund.body)).toBe(201);
 
+    // The first event is refused once: its retry runs in a delivery workflow, whose history is read too.
+    let refused = false;
+    receiver.respond = (req) => {
+      if (req.type === 'webhook_endpoint.verification' || refused) return undefined;
+      refused = true;
+      return { status: 503 };
+    };
     const endpoint = await enabledEndpoint(viaChild, m, receiver, { events: ['*'] });
     secrets['webhook secret (original)'] = endpoint.secret;
     const rotated = await http.post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`).set(bearer(m.secretKey)).send({ expire_previous_in_seconds: 0 });
@@ -115,14 +122,16 @@ describe('secrets hygiene', () => {
     const connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection, namespace: 'default' });
     const histories: string[] = [];
-    let workflows = 0;
+    const types = new Set<string>();
     for await (const wf of client.workflow.list()) {
-      workflows += 1;
+      types.add(wf.type);
       const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       histories.push(flatten(history).join('\n'));
     }
     await connection.close();
-    expect(workflows).toBeGreaterThanOrEqual(10);
+    expect([...types]).toEqual(expect.arrayContaining([
+      'paymentWorkflow', 'refundWorkflow', 'apiKeyRotationWorkflow', 'webhookVerificationWorkflow', 'webhookDeliveryWorkflow',
+    ]));
 
     const places = { 'API log': api.output(), 'worker log': workerLog, 'Temporal histories': histories.join('\n') };
     expect(places['API log'].length).toBeGreaterThan(1000);
@@ -136,6 +145,6 @@ describe('secrets hygiene', () => {
       if (/"?cvc"?\s*[:=]\s*"?\d{3,4}\b/i.test(text)) leaks.push(`a CVC in the ${where}`);
     }
     expect(leaks).toEqual([]);
-    console.log(`secrets hygiene: ${Object.keys(secrets).length} secrets, ${workflows} workflow histories, ${Math.round(places['API log'].length / 1024)} KiB API log, ${Math.round(places['worker log'].length / 1024)} KiB worker log: no leak`);
+    console.log(`secrets hygiene: ${Object.keys(secrets).length} secrets, ${histories.length} workflow histories, ${Math.round(places['API log'].length / 1024)} KiB API log, ${Math.round(places['worker log'].length / 1024)} KiB worker log: no leak`);
   }, 120_000);
 });

@@ -16,11 +16,12 @@ const MAX_FAIRNESS_WAIT_MS = 30_000;
 
 /**
  * Delivers one event to one endpoint: `webhook-delivery/<whd_id>` (and `…/replay-<n>` for a manual
- * sequence). Attempt at once (or, `resume`d after the fan-out's own first attempt failed, wait first); after a transient failure wait the scheduled delay with ±20 % jitter
- * (Math.random is deterministic here), stretched by the receiver's Retry-After up to twice that; stop
- * on success, on a permanent failure, or when the schedule is exhausted (the activity dead-letters).
- * The `retryNow` signal cuts the current wait short. An attempt refused for its account's fairness
- * (`wait`) is asked again shortly, outside the schedule.
+ * sequence). Attempt at once (or, `resume`d after the fan-out's own first attempt failed, wait first);
+ * after a transient failure wait the scheduled delay with ±20 % jitter (Math.random is deterministic
+ * here), stretched by the receiver's Retry-After up to twice that; stop on success, on a permanent
+ * failure, or when the schedule is exhausted (the activity dead-letters). The `retryNow` signal cuts the
+ * current wait short. An attempt refused for its account's fairness (`wait`) is asked again shortly,
+ * outside the schedule.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let retryNow = false;
