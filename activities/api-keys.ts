@@ -28,5 +28,5 @@ export function apiKeyActivities(db: Db) {
         return { rotatedAt: new Date(swap.updatedAt).toISOString(), environment: key.environment, eventIds };
       });
     },
-  } satisfies Omit<ApiKeyActivities, 'fanOutEvents'>;
+  } satisfies ApiKeyActivities;
 }

@@ -126,5 +126,5 @@ export function checkoutActivities({ db, config, vault, temporal }: CheckoutActi
       }
       return close(ref, 'EXPIRED');
     },
-  } satisfies Omit<CheckoutActivities, 'fanOutEvents'>;
+  } satisfies CheckoutActivities;
 }

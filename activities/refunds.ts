@@ -175,5 +175,5 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       const { adapter } = await openProvider({ db, vault, config }, env, found.charge.payment_provider_config_id ?? '');
       return withReversalWindow(settled, adapter);
     },
-  } satisfies Omit<RefundActivities, 'fanOutEvents'>;
+  } satisfies RefundActivities;
 }

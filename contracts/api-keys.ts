@@ -4,7 +4,6 @@
  * Node and I/O. The new key's plaintext never enters it: only its keyed hash and display parts.
  */
 import type { Environment } from './temporal';
-import type { EventFanOutActivities } from './webhooks';
 
 export interface ApiKeyRotationInput {
   keyId: string;
@@ -37,8 +36,8 @@ export const API_KEY_ROTATION_FAILURES = {
 /** `rotateApiKeySecret`: when the swap landed, and the events to fan out. */
 export interface RotatedApiKey { rotatedAt: string; environment: Environment; eventIds: string[] }
 
-/** The activities the rotation workflow calls (`fanOutEvents` is the webhooks feature's); activities/api-keys.ts builds its own. */
-export interface ApiKeyActivities extends EventFanOutActivities {
+/** The activities the rotation workflow calls (its events go out through the webhooks feature's `eventFanOut`); activities/api-keys.ts builds them. */
+export interface ApiKeyActivities {
   /** Swaps a managed key's hash and records the rotation; idempotent under activity retries. */
   rotateApiKeySecret(input: ApiKeyRotationInput): Promise<RotatedApiKey>;
 }

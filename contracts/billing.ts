@@ -7,7 +7,6 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Environment, RequestContext } from './temporal';
-import type { EventFanOutActivities } from './webhooks';
 
 export const SUBSCRIPTION_STATUSES = ['INCOMPLETE', 'INCOMPLETE_EXPIRED', 'TRIALING', 'ACTIVE', 'PAST_DUE', 'UNPAID', 'CANCELED'] as const;
 export type SubscriptionStatus = typeof SUBSCRIPTION_STATUSES[number];
@@ -150,8 +149,8 @@ export function subscriptionChangeText(subscriptionId: string, updateId: string,
   return JSON.stringify(['change', subscriptionId, updateId, change]);
 }
 
-/** The activities a subscription's workflow calls (`fanOutEvents` is the webhooks feature's); activities/billing/ builds them. */
-export interface BillingActivities extends EventFanOutActivities {
+/** The activities a subscription's workflow calls (its events go out through the webhooks feature's `eventFanOut`); activities/billing/ builds them. */
+export interface BillingActivities {
   /** Checks the start's seal, writes the row (once), makes the first invoice (or the trial's) and answers the row's clock. */
   startSubscription(input: SubscriptionInput): Promise<SubscriptionClock>;
   /** The row's clock now (after a nudge, or a run's start). */

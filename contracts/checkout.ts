@@ -8,7 +8,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Environment, RequestContext } from './temporal';
 import type { PaymentInput, PaymentStatus } from './payment-rules';
-import type { EventFanOutActivities } from './webhooks';
 
 export const CHECKOUT_SESSION_STATUSES = ['OPEN', 'COMPLETE', 'EXPIRED'] as const;
 export type CheckoutSessionStatus = typeof CHECKOUT_SESSION_STATUSES[number];
@@ -105,8 +104,8 @@ export const checkoutQueries = {
 
 export const checkoutWorkflowId = (sessionId: string) => `checkout/${sessionId}`;
 
-/** The activities a session's workflow calls (`fanOutEvents` is the webhooks feature's); activities/checkout.ts builds its own. */
-export interface CheckoutActivities extends EventFanOutActivities {
+/** The activities a session's workflow calls (its events go out through the webhooks feature's `eventFanOut`); activities/checkout.ts builds them. */
+export interface CheckoutActivities {
   /** Writes the session's OPEN row. Idempotent: a row that exists is left as it is. */
   recordCheckoutSession(input: CheckoutSessionInput): Promise<void>;
   /** Starts the session's payment's workflow (sealed by the API) and answers once its row exists. Idempotent. */

@@ -6,7 +6,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DisputeEvidence, DisputeStatus } from '../lib/providers/disputes';
 import type { Environment, RequestContext } from './temporal';
-import type { EventFanOutActivities } from './webhooks';
 
 export * from '../lib/providers/disputes';
 
@@ -79,7 +78,7 @@ export function disputeAnswerText(disputeId: string, updateId: string, answer: D
 /** Days before the deadline the reminder goes (charge.dispute.evidence_due_soon). */
 export const EVIDENCE_REMINDER_MS = 3 * 86_400_000;
 
-export interface DisputeActivities extends EventFanOutActivities {
+export interface DisputeActivities {
   /** Applies a stored processor event to the dispute (creating its row from the first), once per event, never backwards. */
   applyDisputeEvent(ref: DisputeRef, input: DisputeInput, eventId: string): Promise<DisputeClock>;
   /** The row's view now. */

@@ -5,7 +5,6 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { PROVIDER_EVENT_SIGNAL, type Environment, type ProviderEventSignal, type RequestContext } from './temporal';
-import type { EventFanOutActivities } from './webhooks';
 
 export const REFUND_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
 export type RefundStatus = typeof REFUND_STATUSES[number];
@@ -127,8 +126,8 @@ export interface RefundResult {
   reversed?: boolean;
 }
 
-/** The activities a refund workflow calls (`fanOutEvents` is the webhooks feature's); activities/refunds.ts builds its own two. */
-export interface RefundActivities extends EventFanOutActivities {
+/** The activities a refund workflow calls (its events go out through the webhooks feature's `eventFanOut`); activities/refunds.ts builds them. */
+export interface RefundActivities {
   /**
    * Accepts a refund or refuses it, atomically: reserves the amount on the charge together with the
    * PENDING refund row and `refund.created`. Idempotent: a refund row that exists is returned.

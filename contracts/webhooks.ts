@@ -136,5 +136,5 @@ export interface WebhookActivities {
   dropPreviousWebhookSecret(input: DropPreviousSecretArgs): Promise<WebhookSecretRotationResult>;
 }
 
-/** What another feature's workflow proxies to send its events out (payments, refunds, API keys). */
+/** What `eventFanOut` (workflows/webhooks/fan-out.ts) proxies: the one way every workflow sends its events out. */
 export type EventFanOutActivities = Pick<WebhookActivities, 'fanOutEvents'>;

@@ -18,5 +18,5 @@ export function billingActivities(deps: BillingActivityDeps) {
     async caughtUp(ref: SubscriptionRef, testClockId: string, time: number): Promise<void> {
       await markCaughtUp(deps.db, ref.environment, testClockId, ref.subscriptionId, new Date(time));
     },
-  } satisfies Omit<BillingActivities, 'fanOutEvents'>;
+  } satisfies BillingActivities;
 }

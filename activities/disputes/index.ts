@@ -5,5 +5,5 @@ import type { DisputeActivityDeps } from './state';
 
 /** The dispute activities (docs/disputes.md); the workflow proxies them through the contract's DisputeActivities. */
 export function disputeActivities(deps: DisputeActivityDeps) {
-  return { ...noticeActivities(deps), ...answerActivities(deps) } satisfies Omit<DisputeActivities, 'fanOutEvents'>;
+  return { ...noticeActivities(deps), ...answerActivities(deps) } satisfies DisputeActivities;
 }

@@ -76,7 +76,8 @@ async function newDeliveries(db: Db, env: WebhookEnvironment, eventIds: string[]
 function splitUnsettled(deliveries: WebhookDeliveryRow[], now: number): { fresh: WebhookDeliveryRow[]; handovers: Handover[] } {
   const unsettled = deliveries.filter((d) => d.replay_count === 0 && (d.status === 'pending' || d.status === 'failed'));
   const fresh = unsettled.filter((d) => d.status === 'pending' && d.attempt_count === 0 && d.workflow_id === null).slice(0, FIRST_ATTEMPTS_MAX);
-  const handovers = unsettled.filter((d) => !fresh.includes(d)).map((delivery): Handover => (delivery.status === 'failed'
+  const first = new Set(fresh);
+  const handovers = unsettled.filter((d) => !first.has(d)).map((delivery): Handover => (delivery.status === 'failed'
     ? { delivery, resume: { attempts: delivery.attempt_count, delayMs: Math.max(0, (delivery.next_attempt_at?.getTime() ?? now) - now) } }
     : { delivery }));
   return { fresh, handovers };

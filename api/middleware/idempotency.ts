@@ -69,13 +69,13 @@ function kept(status: number): boolean {
 }
 
 /**
- * Idempotency-Key on every POST and PATCH: the first request with a key runs and its response is stored; a retry
- * with the same body gets that response back (`Idempotent-Replayed: true`); a retry while the first
- * still runs gets 409 — while its process lives: a claim whose process died (killed mid-request) is
- * taken over by the next retry at once; the same key with another body gets 422. The key is claimed
- * with one INSERT … ON CONFLICT, so concurrent arrivals cannot both run. It runs inside each route, after the
- * route has admitted the credential (api/route.ts): a stored reply goes only to a caller allowed to
- * make the request.
+ * Idempotency-Key on every POST and PATCH: the first request with a key runs and its response is
+ * stored; a retry with the same body gets that response back (`Idempotent-Replayed: true`); a retry
+ * while the first still runs gets 409 — while its process lives: a claim whose process died (killed
+ * mid-request) is taken over by the next retry at once; the same key with another body gets 422. The
+ * key is claimed with one INSERT … ON CONFLICT, so concurrent arrivals cannot both run. It runs inside
+ * each route, after the route has admitted the credential (api/route.ts): a stored reply goes only to a
+ * caller allowed to make the request.
  */
 export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: Vault): Koa.Middleware {
   return async (ctx, next) => {
