@@ -18,14 +18,14 @@ export function apiKeyActivities(db: Db) {
         }
         const { key } = swap;
         // A retry after our own commit: the event was written then.
-        if (swap.outcome === 'already') return { rotatedAt: new Date(key.updated_at).toISOString(), environment: key.environment, eventIds: [] };
+        if (swap.outcome === 'already') return { rotatedAt: new Date(key.updated_at).toISOString() };
         const details = { key_id: key.id, key_name: key.name, rotation: input.rotation, actor_type: input.actor.type, actor_id: input.actor.id };
         await insertNotifications(trx, [{ accountId: key.account_id, type: 'api_key.rotated', details }]);
-        const eventIds = await appendEvents(trx, key.environment, [{
+        await appendEvents(trx, key.environment, [{
           event: 'api_key.rotated', accountId: key.account_id, workspaceId: key.workspace_id, subjectType: 'api_key',
           subjectId: key.id, data: details, actorType: input.actor.type, actorId: input.actor.id, requestId: input.requestId,
         }]);
-        return { rotatedAt: new Date(swap.updatedAt).toISOString(), environment: key.environment, eventIds };
+        return { rotatedAt: new Date(swap.updatedAt).toISOString() };
       });
     },
   } satisfies ApiKeyActivities;

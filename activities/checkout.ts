@@ -4,7 +4,7 @@ import type { Db } from '../db/knex';
 import type { Config } from '../lib/config';
 import { ApiError } from '../lib/errors';
 import type { Vault } from '../lib/vault';
-import { appendEventsToPublish, type EventRecord } from '../db/events';
+import { appendEvents, type EventRecord } from '../db/events';
 import { closeCheckoutSession, findCheckoutSession, insertCheckoutSession, type CheckoutSessionRow } from '../db/checkout-sessions';
 import type { Environment } from '../db/environments';
 import { findPayment } from '../db/payments';
@@ -42,7 +42,7 @@ function sessionEvent(ref: CheckoutRef, event: string, row: CheckoutSessionRow, 
   return {
     event, accountId: ref.accountId, workspaceId: ref.workspaceId, subjectType: 'checkout_session', subjectId: row.id,
     paymentId: row.payment_id, checkoutSessionId: row.id, data: { object: serializeCheckoutSession(row, publicUrl, null) },
-    actorType: actor.type, actorId: actor.id, apiKeyId: actor.apiKeyId, requestId: ref.context.requestId, traceId: ref.context.traceId,
+    actorType: actor.type, actorId: actor.id, apiKeyId: actor.apiKeyId, requestId: ref.context.requestId, traceId: ref.context.traceId, spanId: ref.context.spanId,
   };
 }
 
@@ -57,8 +57,8 @@ export function checkoutActivities({ db, config, vault, temporal }: CheckoutActi
       const row = await closeCheckoutSession(trx, env, ref.sessionId, status);
       if (!row) return { outcome: 'closed', status: (await findCheckoutSession(trx, env, ref.sessionId))?.status ?? status };
       const event = status === 'COMPLETE' ? 'checkout.session.completed' : 'checkout.session.expired';
-      const eventIds = await appendEventsToPublish(trx, env, ref.accountId, [sessionEvent(ref, event, row, config.publicUrl)]);
-      return { outcome: status === 'COMPLETE' ? 'completed' : 'expired', status, eventIds };
+      await appendEvents(trx, env, [sessionEvent(ref, event, row, config.publicUrl)]);
+      return { outcome: status === 'COMPLETE' ? 'completed' : 'expired', status };
     });
   }
 

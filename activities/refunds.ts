@@ -28,7 +28,7 @@ export interface RefundActivityDeps {
 function actorOf(context: RequestContext): Partial<EventRecord> {
   return {
     actorType: context.actor.type, actorId: context.actor.id, apiKeyId: context.actor.apiKeyId,
-    requestId: context.requestId, traceId: context.traceId,
+    requestId: context.requestId, traceId: context.traceId, spanId: context.spanId,
   };
 }
 
@@ -73,15 +73,15 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       const settled = await settleRefund(trx, env, ref.refundId, verdict, exchange);
       if (!settled) throw ApplicationFailure.nonRetryable(`refund ${ref.refundId} does not exist`, 'not_found');
       if (settled.outcome === 'unchanged') {
-        return { status: settled.refund.status, failureReason: settled.refund.failure_reason ?? undefined, eventIds: [] };
+        return { status: settled.refund.status, failureReason: settled.refund.failure_reason ?? undefined };
       }
       settledNow = settled.outcome;
       if (settled.outcome === 'succeeded') {
-        const eventIds = await appendEvents(trx, env, [refundEvent(ref, 'refund.succeeded', settled.refund), chargeRefundedEvent(ref, settled.charge)]);
-        return { status: 'SUCCEEDED' as const, eventIds };
+        await appendEvents(trx, env, [refundEvent(ref, 'refund.succeeded', settled.refund), chargeRefundedEvent(ref, settled.charge)]);
+        return { status: 'SUCCEEDED' as const };
       }
-      const eventIds = await appendEvents(trx, env, [refundEvent(ref, 'refund.failed', settled.refund)]);
-      return { status: 'FAILED' as const, failureReason, eventIds, ...(settled.outcome === 'reversed' ? { reversed: true } : {}) };
+      await appendEvents(trx, env, [refundEvent(ref, 'refund.failed', settled.refund)]);
+      return { status: 'FAILED' as const, failureReason, ...(settled.outcome === 'reversed' ? { reversed: true } : {}) };
     });
     if (settledNow) refunds.inc({ outcome: settledNow });
     return result;
@@ -100,10 +100,10 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
         const reservation = await reserveRefund(trx, input);
         switch (reservation.outcome) {
           case 'existing':
-            return { outcome: 'accepted', status: reservation.refund.status, amount: Number(reservation.refund.amount), providerConfigId: reservation.providerConfigId, eventIds: [] };
+            return { outcome: 'accepted', status: reservation.refund.status, amount: Number(reservation.refund.amount), providerConfigId: reservation.providerConfigId };
           case 'reserved': {
-            const eventIds = await appendEvents(trx, env, [refundEvent(input, 'refund.created', reservation.refund)]);
-            return { outcome: 'accepted', status: 'PENDING', amount: Number(reservation.refund.amount), providerConfigId: reservation.providerConfigId, eventIds };
+            await appendEvents(trx, env, [refundEvent(input, 'refund.created', reservation.refund)]);
+            return { outcome: 'accepted', status: 'PENDING', amount: Number(reservation.refund.amount), providerConfigId: reservation.providerConfigId };
           }
           case 'invalid_state': {
             const status = reservation.chargeStatus;
@@ -136,7 +136,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       // Loaded just in time; never returned, so never in workflow history.
       const { credentials, adapter: provider } = await openProvider({ db, vault, config }, env, configId);
       // Settled by an earlier try of this activity (its completion lost): the same answer, window included.
-      if (refund.status !== 'PENDING') return withReversalWindow({ status: refund.status, failureReason: refund.failure_reason ?? undefined, eventIds: [] }, provider);
+      if (refund.status !== 'PENDING') return withReversalWindow({ status: refund.status, failureReason: refund.failure_reason ?? undefined }, provider);
 
       let result: OperationOutput = await withHeartbeat(provider.refund({
         credentials, idempotencyKey: refund.id, providerReference: charge.provider_reference ?? '', amount: Number(refund.amount), currency: refund.currency,
@@ -151,7 +151,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       if (outcome.kind === 'pending') {
         // Received (Adyen; a Stripe refund still pending): the processor's notification settles it.
         await updateCharge(db, env, charge.id, { exchanges: [result.exchange] });
-        return { status: 'PENDING', eventIds: [], awaitingNotification: true };
+        return { status: 'PENDING', awaitingNotification: true };
       }
       const why = outcome.kind === 'soft_decline' ? outcome.declineCode : outcome.kind === 'requires_action' ? 'an authentication request' : outcome.error;
       throw ApplicationFailure.retryable(`refund not confirmed (${outcome.kind}: ${why}); asking again with the same key`, `refund_${outcome.kind}`);
@@ -168,7 +168,7 @@ export function refundActivities({ db, config, vault }: RefundActivityDeps) {
       if (!found?.charge) throw ApplicationFailure.nonRetryable(`refund ${ref.refundId} does not exist`, 'not_found');
       // Only a stored, verified event about this refund settles it; a forged signal leaves it waiting.
       const stored = await verifiedNotification(db, env, notification, notificationTarget('refund', found.charge, found.refund.id));
-      if (!stored) return { status: found.refund.status, failureReason: found.refund.failure_reason ?? undefined, eventIds: [], awaitingNotification: found.refund.status === 'PENDING' };
+      if (!stored) return { status: found.refund.status, failureReason: found.refund.failure_reason ?? undefined, awaitingNotification: found.refund.status === 'PENDING' };
       const outcome = stored.outcome.kind === 'soft_decline' ? { ...stored.outcome, kind: 'hard_decline' as const } : stored.outcome;
       const settled = await settle(ref, outcome, notificationExchange(stored, ref.refundId));
       if (settled.status !== 'SUCCEEDED') return settled;

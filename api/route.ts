@@ -225,6 +225,7 @@ export function workflowContext(ctx: Koa.Context, principal: Principal): Request
   return {
     requestId: ctx.state.requestId,
     traceId: ctx.state.traceId,
+    spanId: ctx.state.spanId,
     actor: principal.kind === 'api_key'
       ? { type: 'api_key', id: principal.keyId, apiKeyId: principal.keyId }
       : { type: principal.actorType, id: principal.userId },

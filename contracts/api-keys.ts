@@ -3,7 +3,6 @@
  * Imported by the workflow (in Temporal's sandbox) and by the API and activities, so it stays free of
  * Node and I/O. The new key's plaintext never enters it: only its keyed hash and display parts.
  */
-import type { Environment } from './temporal';
 
 export interface ApiKeyRotationInput {
   keyId: string;
@@ -34,7 +33,7 @@ export const API_KEY_ROTATION_FAILURES = {
 } as const;
 
 /** `rotateApiKeySecret`: when the swap landed, and the events to fan out. */
-export interface RotatedApiKey { rotatedAt: string; environment: Environment; eventIds: string[] }
+export interface RotatedApiKey { rotatedAt: string }
 
 /** The activities the rotation workflow calls (its events go out through the webhooks feature's `eventFanOut`); activities/api-keys.ts builds them. */
 export interface ApiKeyActivities {

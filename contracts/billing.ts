@@ -81,8 +81,6 @@ export interface SubscriptionClock {
   testClockId: string | null;
   /** The invoice being collected (OPEN, with a payment to make or being made), if any. */
   collecting: Collecting | null;
-  /** The events the step wrote, for the workflow to fan out. */
-  eventIds: string[];
   /** When each of the notice events was sent for the current period (so each goes once). */
   noticesSent: string[];
 }

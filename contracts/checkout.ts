@@ -60,12 +60,12 @@ export interface CheckoutSessionInput {
 export type CheckoutRef = Pick<CheckoutSessionInput, 'sessionId' | 'accountId' | 'workspaceId' | 'environment' | 'paymentId' | 'context'>;
 
 /**
- * How a settlement or expiry attempt went: `completed` or `expired` now (with the events to fan out),
+ * How a settlement or expiry attempt went: `completed` or `expired` now,
  * `open` (the payment is not paid: nothing changed), `in_flight` (the payment is being paid right now:
  * the session waits for its outcome), `closed` (the session had ended before).
  */
 export type CheckoutOutcome =
-  | { outcome: 'completed' | 'expired'; status: CheckoutSessionStatus; eventIds: string[] }
+  | { outcome: 'completed' | 'expired'; status: CheckoutSessionStatus }
   | { outcome: 'open'; status: 'OPEN' }
   | { outcome: 'in_flight'; status: 'OPEN'; paymentStatus: string }
   | { outcome: 'closed'; status: CheckoutSessionStatus };

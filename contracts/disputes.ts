@@ -48,7 +48,6 @@ export interface DisputeClock {
   /** The reminder (charge.dispute.evidence_due_soon) and the deadline's passing were recorded, each once. */
   reminded: boolean;
   overdue: boolean;
-  eventIds: string[];
 }
 
 export interface DisputeRef { disputeId: string; environment: Environment }

@@ -56,7 +56,6 @@ export interface PlanResult {
   routingPlanId: string;
   /** Empty when no provider can take the payment (the payment is then FAILED: no_eligible_provider). */
   candidates: PlannedCandidate[];
-  eventIds: string[];
 }
 
 export interface AttemptArgs extends PaymentRef {
@@ -92,7 +91,6 @@ export interface AttemptResult {
   /** The customer authenticated (3-D Secure) on this charge: a later candidate gets the result. */
   authenticated?: boolean;
   paymentStatus: PaymentStatus;
-  eventIds: string[];
   /**
    * Captured with the authorization at a processor that may still report that capture failed: how long
    * (ms) the workflow listens for it (the adapter's captureFailureWindowMs). Absent: SUCCEEDED is final.
@@ -136,7 +134,6 @@ export interface CaptureArgs extends PaymentRef, OperationSequence { chargeId: s
 export interface CaptureResult {
   paymentStatus: PaymentStatus;
   capturedAmount: number;
-  eventIds: string[];
   /** The processor only received the capture: its notification completes it (settleOperation). */
   pending?: boolean;
   /** The processor refused it at once: recorded (`last_error`, `charge.capture_failed`), the payment still AUTHORIZED. */
@@ -146,7 +143,7 @@ export interface CaptureResult {
 /** `command`: the cancel update's, checked; absent when the workflow's own expiry cancels. */
 export interface CancelArgs extends PaymentRef, OperationSequence { chargeId?: string; reason: string; command?: SealedCommand; context: RequestContext }
 
-export interface CancelResult extends RecordedEvents {
+export interface CancelResult {
   /** The processor only received the void: its notification completes the cancel (settleOperation). */
   pending?: boolean;
 }
@@ -170,7 +167,6 @@ export interface SettleArgs extends PaymentRef {
 export interface SettleResult {
   paymentStatus: PaymentStatus;
   capturedAmount: number;
-  eventIds: string[];
   /** The signal named no stored event about the operation (forged): nothing changed, it still awaits its notification. */
   pending?: boolean;
 }
@@ -187,7 +183,7 @@ export interface CaptureFailureArgs extends PaymentRef {
  * earlier try); `ignored` (no stored event behind it, or one that reports no failure: nothing changed);
  * `needs_attention` (the charge has refunds, or is no longer as captured: nothing changed, an operator must look).
  */
-export interface CaptureFailureResult extends RecordedEvents {
+export interface CaptureFailureResult {
   outcome: 'reverted' | 'ignored' | 'needs_attention';
   paymentStatus: PaymentStatus;
   /** Why it needs attention (statuses only). */
@@ -219,8 +215,6 @@ export interface LateAuthorizationResult {
 /** The needs_attention reason of a payment whose given-up charge the processor authorized and then refused to reverse. */
 export const LATE_AUTHORIZATION_NOT_REVERSED = 'late_authorization_not_reversed';
 
-/** The events an activity recorded, to be fanned out to webhooks (none when the account has no endpoint). */
-export interface RecordedEvents { eventIds: string[] }
 
 /**
  * Failure types the payment activities throw: `not_found` (a provider config gone) and
@@ -248,7 +242,7 @@ export interface NeedsAttentionArgs extends PaymentRef {
 
 export interface PaymentActivities {
   /** Writes the payment row (and a guest customer) and `payment_intent.created`. Idempotent. */
-  createPaymentRecord(input: PaymentInput): Promise<RecordedEvents>;
+  createPaymentRecord(input: PaymentInput): Promise<void>;
   /** Builds and stores the routing plan, and moves the payment to PROCESSING (or FAILED). Idempotent. */
   planRoute(args: PlanArgs): Promise<PlanResult>;
   /** The row, its plan and the plan's first attempt, for a create that carries a confirm. Idempotent. */

@@ -107,14 +107,13 @@ export const refundWorkflowId = (refundId: string) => `refund/${refundId}`;
 
 /** `reserveRefund`: the refund accepted (new, or found from an earlier attempt) or refused. */
 export type ReservationResult =
-  | { outcome: 'accepted'; status: RefundStatus; amount: number; providerConfigId: string | null; eventIds: string[] }
+  | { outcome: 'accepted'; status: RefundStatus; amount: number; providerConfigId: string | null }
   | RefundRejection;
 
-/** `refundCharge`: the provider's verdict as settled, and the events it wrote. */
+/** `refundCharge`: the provider's verdict as settled. */
 export interface RefundResult {
   status: RefundStatus;
   failureReason?: string;
-  eventIds: string[];
   /** PENDING because the processor only received the refund: its notification settles it. */
   awaitingNotification?: boolean;
   /**

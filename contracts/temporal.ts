@@ -30,7 +30,8 @@ export const SEARCH_ATTRIBUTES = {
 /** Who asked: recorded on the events a workflow writes (ids only). */
 export interface Actor { type: 'user' | 'system' | 'api_key'; id: string; apiKeyId?: string }
 
-export interface RequestContext { requestId?: string; traceId?: string; actor: Actor }
+/** `spanId`: the request's span, which the fan-out of the events it caused continues (docs/observability.md#traces). */
+export interface RequestContext { requestId?: string; traceId?: string; spanId?: string; actor: Actor }
 
 // ---------------------------------------------------------------------------------------------------
 // Processor notifications (POST /v1/provider-webhooks/{provider_config_id}, docs/connectors.md)

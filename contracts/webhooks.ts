@@ -111,30 +111,9 @@ export type DropPreviousSecretArgs = Omit<WebhookSecretRotationInput, 'expirePre
 
 export interface WebhookSecretRotationResult { dropped: boolean }
 
-// ---------------------------------------------------------------------------------------------------
-// Fan-out: events → deliveries (an activity any workflow may call, and a workflow for non-workflows)
-
-export interface FanOutEventsInput {
-  environment: WebhookEnvironment;
-  eventIds: string[];
-}
-
-export interface FanOutEventsResult {
-  /** Every delivery of these events (new or from an earlier run of the same fan-out). */
-  deliveryIds: string[];
-  /** Deliveries this run settled with its own first attempt (delivered, or refused for good): no workflow. */
-  settled: number;
-  /** Delivery workflows this run started, for retries or attempts it did not make (0 on a retry that found them running). */
-  started: number;
-}
-
 /** The activities the webhook workflows call; activities/webhooks builds them (`satisfies` this). */
 export interface WebhookActivities {
-  fanOutEvents(input: FanOutEventsInput): Promise<FanOutEventsResult>;
   attemptWebhookDelivery(input: AttemptDeliveryArgs): Promise<AttemptOutcome>;
   verifyWebhookEndpoint(input: WebhookVerificationInput): Promise<WebhookVerificationResult>;
   dropPreviousWebhookSecret(input: DropPreviousSecretArgs): Promise<WebhookSecretRotationResult>;
 }
-
-/** What `eventFanOut` (workflows/webhooks/fan-out.ts) proxies: the one way every workflow sends its events out. */
-export type EventFanOutActivities = Pick<WebhookActivities, 'fanOutEvents'>;

@@ -2,13 +2,13 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
-import { insertIfFirstWrote, withAlongside, type NamedAlongside } from './knex';
-import { hasEnabledEndpoint, listeningEndpointQuery } from './webhooks';
+import { withAlongside, type NamedAlongside } from './knex';
+import { listeningEndpointQuery } from './webhooks';
 
 /**
  * The events store: each environment's `events` table, the timeline behind every transition and the
- * source of webhooks (docs/webhooks.md#events). Every feature writes its events through `appendEvents`,
- * inside its own transaction when it has one.
+ * source of webhooks (docs/webhooks.md#events), and their outbox. Every feature writes its events through
+ * `appendEvents` or `appendEventsOfWrite`, inside its own transaction when it has one.
  */
 
 export interface EventRow {
@@ -20,6 +20,7 @@ export interface EventRow {
   version: number;
   request_id: string | null;
   trace_id: string | null;
+  span_id: string | null;
   region: string | null;
   subject_type: string | null;
   subject_id: string | null;
@@ -33,6 +34,8 @@ export interface EventRow {
   service: string | null;
   routing_plan_id: string | null;
   attempt_id: string | null;
+  /** Set while the event awaits its fan-out (a lease's end while a dispatcher holds it); null once done, or for one nobody listens to. */
+  fan_out_due: Date | null;
   created_at: Date;
 }
 
@@ -55,78 +58,73 @@ export interface EventRecord {
   apiKeyId?: string;
   requestId?: string;
   traceId?: string;
+  /** The span that caused the event (the API request's): its fan-out continues that trace. */
+  spanId?: string;
 }
 
 const events = (db: Knex, env: Environment) => db<EventRow>(envTable(env, 'events'));
 
-/** Appends event records (the `event` resource, version 1) to an environment's timeline; answers their ids in order. */
-export async function appendEvents(db: Knex, env: Environment, records: EventRecord[]): Promise<string[]> {
-  if (!records.length) return [];
-  const rows = eventRows(records);
-  await db(envTable(env, 'events')).insert(rows);
-  return rows.map((r) => r.id);
-}
-
 /**
- * Appends one account's event records and answers the ids to fan out to webhooks: those an enabled
- * endpoint of the account listens to (listeningEndpointQuery). One statement: the insert returns, per
- * event, whether one does, read in the snapshot the events are written in. `alongside`:
- * other stores' statements to run with the insert (db/knex.ts), or on their own when there is no event.
+ * Appends event records (the `event` resource, version 1) to an environment's timeline and answers their
+ * ids in order. `alongside`: other stores' statements to run with the insert (db/knex.ts), or on their own
+ * when there is no event. An event an enabled endpoint listens to is written due for its fan-out
+ * (eventsInsert), so writing it is all it takes to send it: docs/webhooks.md#the-outbox-how-events-leave.
  */
-export async function appendEventsToPublish(
-  db: Knex, env: Environment, accountId: string, records: EventRecord[], alongside: readonly NamedAlongside[] = [],
-): Promise<string[]> {
+export async function appendEvents(db: Knex, env: Environment, records: EventRecord[], alongside: readonly NamedAlongside[] = []): Promise<string[]> {
   if (!records.length) {
     for (const [, statement] of alongside) await statement;
     return [];
   }
   const rows = eventRows(records);
-  const insert = db(envTable(env, 'events')).insert(rows).returning(publishedIds(db, env, accountId));
-  return listenedIds(await withAlongside(insert, alongside) as Published[]);
+  await withAlongside(eventsInsert(db, env, rows), alongside);
+  return rows.map((r) => r.id);
 }
 
 /**
- * Appends one account's event records with another store's write of what they show, in one statement and
- * only if that write wrote: `write` (db/knex.ts's Alongside) must return a row when it writes and none when
- * it does not (an insert that found its row: a retry). The events then go in only with it — the CTE of
- * its name, read by the events' insert — and `alongside` runs either way, as appendEventsToPublish's does.
- * Answers the ids to fan out (see appendEventsToPublish), or undefined when `write` wrote nothing and so
+ * Appends event records with another store's write of what they show, in one statement and only if that
+ * write wrote: `write` (db/knex.ts's Alongside) must return a row when it writes and none when it does not
+ * (an insert that found its row: a retry). The events then go in only with it, and `alongside` runs either
+ * way, as appendEvents's does. Answers the events' ids, or undefined when `write` wrote nothing and so
  * neither did this.
  */
 export async function appendEventsOfWrite(
-  db: Knex, env: Environment, accountId: string, records: EventRecord[], write: NamedAlongside, alongside: readonly NamedAlongside[] = [],
+  db: Knex, env: Environment, records: EventRecord[], write: NamedAlongside, alongside: readonly NamedAlongside[] = [],
 ): Promise<string[] | undefined> {
   if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
-  const rows = eventRows(records, (data) => data);
-  const insert = insertIfFirstWrote(db, envTable(env, 'events'), rows, write[0]).returning(publishedIds(db, env, accountId));
-  const written = await withAlongside(insert, [write, ...alongside]) as Published[];
-  return written.length ? listenedIds(written) : undefined;
+  const rows = eventRows(records);
+  const written = await withAlongside(eventsInsert(db, env, rows, write[0]), [write, ...alongside]) as unknown[];
+  return written.length ? rows.map((r) => r.id) : undefined;
 }
-
-/** An inserted event's id, and whether an enabled endpoint of its account listens to its type. */
-interface Published { id: string; publish: boolean }
-
-/** What an events insert returns for listenedIds: each row's id and whether anyone listens (read in the insert's snapshot). */
-function publishedIds(db: Knex, env: Environment, accountId: string): (string | Knex.Raw)[] {
-  return ['id', db.raw('exists (?) as publish', [listeningEndpointQuery(db, env, accountId, 'events.event')])];
-}
-
-const listenedIds = (rows: Published[]) => rows.filter((r) => r.publish).map((r) => r.id);
 
 /**
- * The rows of some event records; `data` goes in as JSON text (jsonb) by default: the typed builder would
- * want the parsed object.
+ * The insert of event rows, as one JSON value typed by the table's own row type. Each row is due for a
+ * fan-out (`fan_out_due` now) when an enabled endpoint of its account listens to its type, read in the
+ * snapshot the row is written in; the others never are. With `onlyIfWrote`, the rows go in only if the
+ * statement's CTE of that name wrote (db/knex.ts insertIfFirstWrote).
  */
-function eventRows(records: EventRecord[], data: (value: Record<string, unknown>) => unknown = (value) => JSON.stringify(value)) {
+function eventsInsert(db: Knex, env: Environment, rows: ReturnType<typeof eventRows>, onlyIfWrote?: string): Knex.QueryBuilder {
+  const table = envTable(env, 'events');
+  const columns = Object.keys(rows[0]);
+  const due = db.raw('case when exists (?) then now() end', [listeningEndpointQuery(db, env, 'e.account_id', 'e.event')]);
+  const selected = db.raw(
+    `select ??, ? from jsonb_populate_recordset(null::??, ?::jsonb) as e${onlyIfWrote ? ' where exists (select 1 from ??)' : ''}`,
+    [columns, due, table, JSON.stringify(rows), ...(onlyIfWrote ? [onlyIfWrote] : [])],
+  );
+  return db.into(db.raw('?? (??)', [table, [...columns, 'fan_out_due']])).insert(selected).returning('id');
+}
+
+/** The rows of some event records. */
+function eventRows(records: EventRecord[]) {
   return records.map((e) => ({
     id: newId('evt'),
     event: e.event,
     account_id: e.accountId,
     workspace_id: e.workspaceId ?? null,
-    data: data(e.data ?? {}),
+    data: e.data ?? {},
     version: 1,
     request_id: e.requestId ?? null,
     trace_id: e.traceId ?? null,
+    span_id: e.spanId ?? null,
     region: process.env.SB_REGION ?? 'local',
     subject_type: e.subjectType ?? null,
     subject_id: e.subjectId ?? null,
@@ -143,13 +141,33 @@ function eventRows(records: EventRecord[], data: (value: Record<string, unknown>
   }));
 }
 
+// The outbox (docs/webhooks.md#the-outbox-how-events-leave): events due for a fan-out, which the
+// workers' dispatchers claim.
+
+export { EVENTS_DUE_CHANNEL } from './migrations/026_event_outbox';
+
+/** A claimed event: its id, and the span that caused it. */
+export type DueEvent = Pick<EventRow, 'id' | 'trace_id' | 'span_id'>;
+
 /**
- * The ids to fan out to webhooks: all of them when the account has an enabled endpoint, none when it
- * has not — so a payment of an account without webhooks costs no fan-out activity at all.
+ * Claims up to `limit` events due for a fan-out, oldest due first, and holds them for `leaseMs`: another
+ * dispatcher skips them until then, and takes them again if this one never finishes.
  */
-export async function idsToPublish(db: Knex, env: Environment, accountId: string, eventIds: string[]): Promise<string[]> {
-  if (!eventIds.length) return [];
-  return (await hasEnabledEndpoint(db, env, accountId)) ? eventIds : [];
+export async function claimDueEvents(db: Knex, env: Environment, limit: number, leaseMs: number): Promise<DueEvent[]> {
+  const due = events(db, env).where('fan_out_due', '<=', db.fn.now()).orderBy('fan_out_due').limit(limit).forUpdate().skipLocked().select('id');
+  const rows = await events(db, env).whereIn('id', due)
+    .update({ fan_out_due: db.raw('now() + make_interval(secs => ?)', [leaseMs / 1000]) }).returning(['id', 'trace_id', 'span_id']);
+  return rows as DueEvent[];
+}
+
+/** The events' fan-outs are done: their deliveries exist, each attempted or handed to its workflow. */
+export async function markFannedOut(db: Knex, env: Environment, ids: string[]): Promise<void> {
+  if (ids.length) await events(db, env).whereIn('id', ids).update({ fan_out_due: null });
+}
+
+/** Claimed events whose fan-out failed: due again after `delayMs`. */
+export async function fanOutLater(db: Knex, env: Environment, ids: string[], delayMs: number): Promise<void> {
+  if (ids.length) await events(db, env).whereIn('id', ids).update({ fan_out_due: db.raw('now() + make_interval(secs => ?)', [delayMs / 1000]) });
 }
 
 /** Events by id, oldest first (the fan-out's order). */
@@ -161,11 +179,6 @@ export async function eventsByIds(db: Knex, env: Environment, ids: string[]): Pr
 export async function eventsOfPayments(db: Knex, env: Environment, paymentIds: string[]): Promise<EventRow[]> {
   if (!paymentIds.length) return [];
   return events(db, env).whereIn('payment_id', paymentIds).orderBy('created_at').orderBy('id');
-}
-
-/** The ids of a charge's events, in id order. */
-export async function eventIdsOfCharge(db: Knex, env: Environment, chargeId: string): Promise<string[]> {
-  return events(db, env).where({ charge_id: chargeId }).orderBy('id').pluck('id');
 }
 
 export interface EventFilter { payment_id?: string; type?: string }

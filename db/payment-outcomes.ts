@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from './events';
+import { appendEvents, appendEventsOfWrite, type EventRecord } from './events';
 import { envTable, type Environment } from './environments';
 import { firstWrote, onlyIfFirstWrote, type NamedAlongside } from './knex';
 import { cardsAfterOutcome, cardsUpdate, singleUseCardsErasure, type NetworkTransactionAnchor } from './payment-methods';
@@ -55,7 +55,7 @@ export interface OutcomeWrites {
  */
 export async function recordOutcomeInTransaction<W extends OutcomeWrites>(
   db: Knex, env: Environment, of: OutcomeOf, written: ChargeRow | undefined, decide: (current: ChargeState) => W,
-): Promise<{ writes: W; eventIds: string[] }> {
+): Promise<W> {
   return db.transaction(async (trx) => {
     const recordCharge = async (from: ChargeState, unlocked: boolean) => {
       const writes = decide(from);
@@ -79,8 +79,8 @@ export async function recordOutcomeInTransaction<W extends OutcomeWrites>(
     const sample = await writes.health(trx);
     // (A statement is a thenable: built here, never returned from an async function, which would run it.)
     const healthCounted = sample && healthUpsert(trx, env, sample);
-    const eventIds = await appendEventsToPublish(trx, env, of.accountId, writes.events(charge, payment), healthCounted ? [['health_counted', healthCounted]] : []);
-    return { writes, eventIds };
+    await appendEvents(trx, env, writes.events(charge, payment), healthCounted ? [['health_counted', healthCounted]] : []);
+    return writes;
   });
 }
 
@@ -94,10 +94,10 @@ export async function recordOutcomeInTransaction<W extends OutcomeWrites>(
  */
 export async function recordOutcomeAtOnce(
   db: Knex, env: Environment, of: OutcomeOf, rows: { written: ChargeRow; payment: PaymentRow }, writes: OutcomeWrites,
-): Promise<string[] | undefined> {
+): Promise<boolean> {
   const at = new Date();
   const events = writes.events(chargeAfter(rows.written, writes.charge, at), writes.payment && paymentAfter(rows.payment, writes.payment, at));
-  if (!events.length) return undefined;
+  if (!events.length) return false;
   const sample = await writes.health(db);
   const paymentUpdated = writes.payment && paymentUpdateIfChargeRecorded(db, env, of.paymentId, writes.payment, at);
   const cardsUpdated = cardsAfterOutcome(db, env, { cvcOf: writes.wipeCvcOf, erase: writes.erase, anchor: writes.anchor }, CHARGE_RECORDED);
@@ -107,7 +107,7 @@ export async function recordOutcomeAtOnce(
   if (cardsUpdated) alongside.push(['cards_updated', cardsUpdated]);
   if (healthCounted) alongside.push(['health_counted', healthCounted]);
   const chargeRecorded = chargeOutcomeUpdate(db, env, of.chargeId, rows.payment, writes.charge, at);
-  return appendEventsOfWrite(db, env, of.accountId, events, [CHARGE_RECORDED, chargeRecorded], alongside);
+  return (await appendEventsOfWrite(db, env, events, [CHARGE_RECORDED, chargeRecorded], alongside)) !== undefined;
 }
 
 /**

@@ -147,18 +147,15 @@ export async function enabledEndpointsOf(db: Knex, env: Environment, accountId: 
   return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select('id', 'events');
 }
 
-/** The select of an account's first enabled endpoint, for a statement that asks whether one exists. */
-export function enabledEndpointQuery(db: Knex, env: Environment, accountId: string): Knex.QueryBuilder {
-  return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select('id').limit(1);
-}
-
 /**
- * Whether an enabled endpoint of the account listens to the event type `eventType` names (a column of the
- * statement this runs in): lib/webhook-events.ts's filterMatches, in SQL, so that an event nobody listens
- * to schedules no fan-out. The fan-out itself still matches each endpoint with filterMatches.
+ * Whether an enabled endpoint of the event's account listens to its type: lib/webhook-events.ts's
+ * filterMatches, in SQL, so that an event nobody listens to is never due for a fan-out. `accountId` and
+ * `eventType` name columns of the statement this runs in. The fan-out still matches each endpoint with
+ * filterMatches.
  */
 export function listeningEndpointQuery(db: Knex, env: Environment, accountId: string, eventType: string): Knex.QueryBuilder {
-  return db({ w: envTable(env, 'webhook_endpoints') }).where({ 'w.account_id': accountId, 'w.status': 'enabled', 'w.deleted': false })
+  return db({ w: envTable(env, 'webhook_endpoints') }).where({ 'w.status': 'enabled', 'w.deleted': false })
+    .whereRaw('w.account_id = ??', [accountId])
     .whereRaw(
       `exists (select 1 from jsonb_array_elements_text(w.events) as f(entry)
         where entry = '*' or entry = ?? or (right(entry, 2) = '.*' and starts_with(??, left(entry, -1))))`,
@@ -166,10 +163,6 @@ export function listeningEndpointQuery(db: Knex, env: Environment, accountId: st
     )
     .select(db.raw('1'))
     .limit(1);
-}
-
-export async function hasEnabledEndpoint(db: Knex, env: Environment, accountId: string): Promise<boolean> {
-  return (await enabledEndpointQuery(db, env, accountId)).length > 0;
 }
 
 // Endpoint health, written with each attempt (in its transaction).

@@ -35,12 +35,12 @@ async function main(): Promise<void> {
   }
   // Read by every isolate created from here on: the workflow threads the workers start below.
   if (config.workerWorkflowHeapMb > 0) setFlagsFromString(`--max-old-space-size=${config.workerWorkflowHeapMb}`);
-  const workers = await createWorkers({
+  const worker = await createWorkers({
     db, config, connection, namespace: config.temporal.namespace,
     // A pre-built bundle elsewhere than dist/ (the test suite's, for worker processes it kills and restarts).
     workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined,
   });
-  logger.info({ address, task_queues: workers.map((w) => w.options.taskQueue), metrics_host: metrics && config.workerMetricsHost, metrics_port: metrics?.port }, 'worker started');
+  logger.info({ address, task_queues: worker.workers.map((w) => w.options.taskQueue), metrics_host: metrics && config.workerMetricsHost, metrics_port: metrics?.port }, 'worker started');
   // The stuck-payment watchdog runs once per namespace: the first worker to boot starts it.
   connectClient(config, address)
     .then(async (client) => {
@@ -51,8 +51,8 @@ async function main(): Promise<void> {
       }
     })
     .catch((err) => logger.warn({ err }, 'stuck-payment watchdog could not be started'));
-  // Worker.run resolves after SIGINT/SIGTERM once in-flight activities and tasks have drained.
-  await Promise.all(workers.map((w) => w.run()));
+  // Worker.run resolves after SIGINT/SIGTERM once in-flight activities and tasks have drained; the dispatcher stops after them.
+  await worker.run();
   await metrics?.close();
   await connection.close();
   await db.destroy();

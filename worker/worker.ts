@@ -5,6 +5,7 @@ import {
   makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { webhookContext, webhookDispatcher } from '../activities/webhooks';
 import { TASK_QUEUES } from '../contracts/temporal';
 import { ROOT_DIR } from '../db/local-state';
 import { currentTracing, workflowClientInterceptors, WORKFLOW_INTERCEPTOR_MODULES, type Tracing } from '../telemetry/tracing';
@@ -21,9 +22,42 @@ export interface WorkerSetup extends ActivityDeps {
   tuning?: Partial<WorkerOptions>;
 }
 
-/** One worker per task queue (`payments`, `webhooks`), sharing a connection and the activities. */
-export async function createWorkers(setup: WorkerSetup): Promise<Worker[]> {
-  const activities = createActivities(setup);
+/** A worker process's Temporal workers and its event dispatcher, run and stopped together. */
+export interface WorkerProcess {
+  workers: Worker[];
+  /** Runs the workers and the dispatcher; resolves once the workers have stopped (a signal, or shutdown()) and the dispatcher after them. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+/**
+ * One worker per task queue (`payments`, `webhooks`), sharing a connection and the activities, and the
+ * event dispatcher that fans out the events they write (activities/webhooks/outbox.ts), sharing the
+ * webhook activities' per-account slots and starting delivery workflows with the webhooks worker's client.
+ */
+export async function createWorkers(setup: WorkerSetup): Promise<WorkerProcess> {
+  const webhooks = webhookContext(setup);
+  const workers = await temporalWorkers(setup, createActivities({ ...setup, webhooks }));
+  const webhookWorker = workers.find((w) => w.options.taskQueue === TASK_QUEUES.webhooks)!;
+  const dispatcher = webhookDispatcher(webhooks, async () => webhookWorker.client!);
+  return {
+    workers,
+    async run() {
+      const dispatching = dispatcher.run();
+      try {
+        await Promise.all(workers.map((w) => w.run()));
+      } finally {
+        dispatcher.stop();
+        await dispatching;
+      }
+    },
+    shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+  };
+}
+
+async function temporalWorkers(setup: WorkerSetup, activities: ReturnType<typeof createActivities>): Promise<Worker[]> {
   const bundlePath = setup.workflowBundlePath ?? (existsSync(WORKFLOW_BUNDLE_PATH) ? WORKFLOW_BUNDLE_PATH : undefined);
   const workflows = bundlePath
     ? { workflowBundle: { codePath: bundlePath } }

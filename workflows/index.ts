@@ -3,7 +3,6 @@ export { apiKeyRotationWorkflow } from './api-keys/workflow';
 export { webhookDeliveryWorkflow } from './webhooks/delivery';
 export { webhookVerificationWorkflow } from './webhooks/verification';
 export { webhookSecretRotationWorkflow } from './webhooks/secret-rotation';
-export { webhookFanOutWorkflow } from './webhooks/fan-out';
 export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
 export { checkoutSessionWorkflow } from './checkout/workflow';

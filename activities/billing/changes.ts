@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { appendEventsToPublish, type EventRecord } from '../../db/events';
+import { appendEvents, type EventRecord } from '../../db/events';
 import { findInvoice, openInvoicesOf, updateInvoice } from '../../db/invoices';
 import { lockSubscription, pricedItems, updateSubscription, type SubscriptionPatch, type SubscriptionRow } from '../../db/subscriptions';
 import { prorate } from '../../lib/billing/proration';
@@ -27,7 +27,8 @@ export function changeActivities(deps: BillingActivityDeps, pay: (ref: Subscript
       const sub = (await lockSubscription(trx, env, ref.subscriptionId))!;
       const events: EventRecord[] = [];
       const { answer, sub: after } = await apply(trx, sub, events);
-      return { answer, clock: await clockOf(trx, env, after, await appendEventsToPublish(trx, env, ref.accountId, events)) };
+      await appendEvents(trx, env, events);
+      return { answer, clock: await clockOf(trx, env, after) };
     });
   }
 

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { findAccountSetting } from '../../db/accounts';
-import { appendEventsToPublish, type EventRecord } from '../../db/events';
+import { appendEvents, type EventRecord } from '../../db/events';
 import { claimInvoiceAttempt, findInvoice, openInvoicesOf, updateInvoice, type InvoiceRow } from '../../db/invoices';
 import { findPayment } from '../../db/payments';
 import type { PaymentRow } from '../../db/payment-rows';
@@ -96,7 +96,8 @@ export function collectionActivities(deps: BillingActivityDeps) {
       next = await updateSubscription(trx, env, sub.id, { status: 'ACTIVE' });
       events.push(subscriptionEvent(ref, 'subscription.updated', next, config));
     }
-    return clockOf(trx, env, next, await appendEventsToPublish(trx, env, ref.accountId, events));
+    await appendEvents(trx, env, events);
+    return clockOf(trx, env, next);
   }
 
   async function failed(trx: Knex.Transaction, ref: SubscriptionRef, sub: SubscriptionRow, invoice: InvoiceRow, payment: PaymentRow, now: number): Promise<SubscriptionClock> {
@@ -120,7 +121,8 @@ export function collectionActivities(deps: BillingActivityDeps) {
       next = await updateSubscription(trx, env, sub.id, status === 'CANCELED' ? { status, canceled_at: new Date(now), ended_at: new Date(now) } : { status });
       events.push(subscriptionEvent(ref, status === 'CANCELED' ? 'subscription.canceled' : 'subscription.updated', next, config));
     }
-    return clockOf(trx, env, next, await appendEventsToPublish(trx, env, ref.accountId, events));
+    await appendEvents(trx, env, events);
+    return clockOf(trx, env, next);
   }
 
   async function actionRequired(trx: Knex.Transaction, ref: SubscriptionRef, sub: SubscriptionRow, invoice: InvoiceRow, payment: PaymentRow): Promise<SubscriptionClock> {
@@ -133,7 +135,8 @@ export function collectionActivities(deps: BillingActivityDeps) {
       next = await updateSubscription(trx, env, sub.id, { status: 'PAST_DUE' });
       events.push(subscriptionEvent(ref, 'subscription.updated', next, config));
     }
-    return clockOf(trx, env, next, await appendEventsToPublish(trx, env, ref.accountId, events));
+    await appendEvents(trx, env, events);
+    return clockOf(trx, env, next);
   }
 
   return { pay, settle };

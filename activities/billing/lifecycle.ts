@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { appendEventsToPublish, type EventRecord } from '../../db/events';
+import { appendEvents, type EventRecord } from '../../db/events';
 import { insertInvoice, openInvoicesOf, updateInvoice, type InvoiceRow } from '../../db/invoices';
 import { findTestClock } from '../../db/test-clocks';
 import { insertSubscription, lockSubscription, pricedItems, updateSubscription, type SubscriptionRow } from '../../db/subscriptions';
@@ -70,7 +70,7 @@ export function lifecycleActivities(deps: BillingActivityDeps) {
       const { currency, interval, interval_count: count } = priced[0];
       const trialEnd = input.trialPeriodDays ? now + daysToMs(input.trialPeriodDays) : null;
       const periodEnd = trialEnd ?? addIntervals(now, interval, count, 1);
-      const eventIds = await db.transaction(async (trx) => {
+      await db.transaction(async (trx) => {
         const wrote = await insertSubscription(trx, input.environment, {
           id: input.subscriptionId, account_id: input.accountId, customer_id: input.customerId, status: trialEnd ? 'TRIALING' : 'INCOMPLETE',
           currency, interval, interval_count: count, items: input.items, default_payment_method_id: input.defaultPaymentMethodId,
@@ -86,9 +86,9 @@ export function lifecycleActivities(deps: BillingActivityDeps) {
           : priced.map((item) => periodLine(item, now, periodEnd));
         const { invoice, events } = await makeInvoice(trx, deps, ref, sub, { start: now, end: periodEnd, reason: 'subscription_create', lines }, now);
         sub = await updateSubscription(trx, input.environment, sub.id, { latest_invoice_id: invoice.id, ...(invoice.status === 'PAID' && !trialEnd ? { status: 'ACTIVE' } : {}) });
-        return appendEventsToPublish(trx, input.environment, input.accountId, [subscriptionEvent(ref, 'subscription.created', sub, config), ...events]);
+        await appendEvents(trx, input.environment, [subscriptionEvent(ref, 'subscription.created', sub, config), ...events]);
       });
-      return readClock(db, ref, eventIds);
+      return readClock(db, ref);
     },
 
     readSubscription: (ref: SubscriptionRef) => readClock(db, ref),
@@ -100,7 +100,8 @@ export function lifecycleActivities(deps: BillingActivityDeps) {
         if (new Date(sub.current_period_end).getTime() !== periodEnd || ENDED_SUBSCRIPTION_STATUSES.includes(sub.status)) return clockOf(trx, env, sub);
         if (sub.cancel_at_period_end) {
           const ended = await updateSubscription(trx, env, sub.id, { status: 'CANCELED', canceled_at: sub.canceled_at ?? new Date(now), ended_at: new Date(periodEnd) });
-          return clockOf(trx, env, ended, await appendEventsToPublish(trx, env, ref.accountId, [subscriptionEvent(ref, 'subscription.canceled', ended, config)]));
+          await appendEvents(trx, env, [subscriptionEvent(ref, 'subscription.canceled', ended, config)]);
+          return clockOf(trx, env, ended);
         }
         const end = periodEndAfter(new Date(sub.billing_cycle_anchor).getTime(), sub.interval, sub.interval_count, periodEnd);
         const resumes = sub.pause_collection?.resumes_at && Date.parse(sub.pause_collection.resumes_at) <= periodEnd;
@@ -116,7 +117,8 @@ export function lifecycleActivities(deps: BillingActivityDeps) {
           events.push(...made.events);
         }
         events.unshift(subscriptionEvent(ref, 'subscription.updated', next, config));
-        return clockOf(trx, env, next, await appendEventsToPublish(trx, env, ref.accountId, events));
+        await appendEvents(trx, env, events);
+        return clockOf(trx, env, next);
       });
     },
 
@@ -129,7 +131,8 @@ export function lifecycleActivities(deps: BillingActivityDeps) {
         const event = notice === 'subscription.trial_will_end'
           ? subscriptionEvent(ref, notice, next, config)
           : { ...subscriptionEvent(ref, notice, next, config), data: { object: await upcomingInvoice(trx, ref, next) } };
-        return clockOf(trx, env, next, await appendEventsToPublish(trx, env, ref.accountId, [event]));
+        await appendEvents(trx, env, [event]);
+        return clockOf(trx, env, next);
       });
     },
 
@@ -145,7 +148,8 @@ export function lifecycleActivities(deps: BillingActivityDeps) {
         }
         const ended = await updateSubscription(trx, env, sub.id, { status: 'INCOMPLETE_EXPIRED', ended_at: new Date(now) });
         events.unshift(subscriptionEvent(ref, 'subscription.updated', ended, config));
-        return clockOf(trx, env, ended, await appendEventsToPublish(trx, env, ref.accountId, events));
+        await appendEvents(trx, env, events);
+        return clockOf(trx, env, ended);
       });
     },
 

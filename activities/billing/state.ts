@@ -40,7 +40,7 @@ function collectingOf(open: InvoiceRow[]): Collecting | null {
 }
 
 /** The workflow's view of the row (SubscriptionClock), with the events the step wrote to fan out. */
-export async function clockOf(db: Knex, env: Environment, row: SubscriptionRow, eventIds: string[] = []): Promise<SubscriptionClock> {
+export async function clockOf(db: Knex, env: Environment, row: SubscriptionRow): Promise<SubscriptionClock> {
   const open = await openInvoicesOf(db, env, row.id);
   return {
     status: row.status,
@@ -53,16 +53,15 @@ export async function clockOf(db: Knex, env: Environment, row: SubscriptionRow, 
     createdAt: ms(row.current_period_start)!,
     testClockId: row.test_clock_id,
     collecting: collectingOf(open),
-    eventIds,
     noticesSent: row.notices_sent ?? [],
   };
 }
 
 /** The row's clock, read afresh; a subscription with no row is a workflow started by someone else (refused). */
-export async function readClock(db: Knex, ref: SubscriptionRef, eventIds: string[] = []): Promise<SubscriptionClock> {
+export async function readClock(db: Knex, ref: SubscriptionRef): Promise<SubscriptionClock> {
   const row = await findSubscription(db, ref.environment, ref.subscriptionId);
   if (!row || row.account_id !== ref.accountId) throw ApplicationFailure.nonRetryable('the subscription has no row in this account', 'not_found');
-  return clockOf(db, ref.environment, row, eventIds);
+  return clockOf(db, ref.environment, row);
 }
 
 /** Refuses a billing command for good (`unsealed_command`): logged without the seal; nothing written or charged. */
@@ -94,6 +93,6 @@ function record(ref: SubscriptionRef, event: string, subjectType: string, subjec
   const { actor } = ref.context;
   return {
     event, accountId: ref.accountId, workspaceId: ref.workspaceId, subjectType, subjectId, data,
-    actorType: actor.type, actorId: actor.id, apiKeyId: actor.apiKeyId, requestId: ref.context.requestId, traceId: ref.context.traceId,
+    actorType: actor.type, actorId: actor.id, apiKeyId: actor.apiKeyId, requestId: ref.context.requestId, traceId: ref.context.traceId, spanId: ref.context.spanId,
   };
 }

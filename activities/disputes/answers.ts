@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { findDispute, lockDispute, updateDispute, type DisputeRow } from '../../db/disputes';
-import { appendEventsToPublish } from '../../db/events';
+import { appendEvents } from '../../db/events';
 import { insertNotifications } from '../../db/notifications';
 import {
   ANSWERABLE_DISPUTE_STATUSES, CLOSED_DISPUTE_STATUSES, DISPUTE_SEAL_PURPOSE, disputeAnswerText,
@@ -71,7 +71,8 @@ export function answerActivities(deps: DisputeActivityDeps) {
         ...(answer.kind === 'evidence' && answer.submit ? { evidence_submitted_at: new Date(now) } : {}),
       });
       const event = status === locked.status ? 'charge.dispute.updated' : CLOSED_DISPUTE_STATUSES.includes(status) ? 'charge.dispute.closed' : 'charge.dispute.updated';
-      return { result: { applied: true } as const, clock: clockOf(after, await appendEventsToPublish(trx, ref.environment, after.account_id, [disputeEvent(event, after)])) };
+      await appendEvents(trx, ref.environment, [disputeEvent(event, after)]);
+      return { result: { applied: true } as const, clock: clockOf(after) };
     });
   }
 
@@ -87,7 +88,8 @@ export function answerActivities(deps: DisputeActivityDeps) {
           details: { dispute_id: after.id, payment_id: after.payment_id, amount: Number(after.amount), currency: after.currency, evidence_due_by: after.evidence_due_by },
         }]);
       }
-      return clockOf(after, await appendEventsToPublish(trx, ref.environment, after.account_id, [disputeEvent(event, after)]));
+      await appendEvents(trx, ref.environment, [disputeEvent(event, after)]);
+      return clockOf(after);
     });
   }
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { insertDispute, lockDispute, updateDispute, type DisputePatch, type DisputeRow } from '../../db/disputes';
-import { appendEventsToPublish, type EventRecord } from '../../db/events';
+import { appendEvents, type EventRecord } from '../../db/events';
 import { findCharge } from '../../db/payments';
 import { findProviderEvent, type ProviderEventRow } from '../../db/provider-events';
 import { logger } from '../../lib/logger';
@@ -69,7 +69,8 @@ export function noticeActivities({ db }: DisputeActivityDeps) {
         if (dispute?.applied_event_ids.includes(eventId)) return clockOf(dispute);
         const events = dispute ? await updated(trx, ref, dispute, stored.row, stored.notice) : await created(trx, ref, input, stored.row, stored.notice);
         const after = (await lockDispute(trx, ref.environment, ref.disputeId))!;
-        return clockOf(after, await appendEventsToPublish(trx, ref.environment, after.account_id, events));
+        await appendEvents(trx, ref.environment, events);
+        return clockOf(after);
       });
     },
   };

@@ -14,16 +14,16 @@ export interface DisputeActivityDeps { db: Db; config: Config; vault: Vault }
 const ms = (date: Date | null) => (date === null ? null : new Date(date).getTime());
 
 /** The workflow's view of the row (none yet: `exists: false`), with the events the step wrote. */
-export function clockOf(row: DisputeRow | undefined, eventIds: string[] = []): DisputeClock {
-  if (!row) return { exists: false, status: null, evidenceDueBy: null, submitted: false, reminded: false, overdue: false, eventIds };
+export function clockOf(row: DisputeRow | undefined): DisputeClock {
+  if (!row) return { exists: false, status: null, evidenceDueBy: null, submitted: false, reminded: false, overdue: false };
   return {
     exists: true, status: row.status, evidenceDueBy: ms(row.evidence_due_by), submitted: row.evidence_submitted_at !== null,
-    reminded: row.reminded_at !== null, overdue: row.overdue_at !== null, eventIds,
+    reminded: row.reminded_at !== null, overdue: row.overdue_at !== null,
   };
 }
 
-export async function readClock(db: Knex, ref: DisputeRef, eventIds: string[] = []): Promise<DisputeClock> {
-  return clockOf(await findDispute(db, ref.environment, ref.disputeId), eventIds);
+export async function readClock(db: Knex, ref: DisputeRef): Promise<DisputeClock> {
+  return clockOf(await findDispute(db, ref.environment, ref.disputeId));
 }
 
 /** An event about the dispute (charge.dispute.*), its data the dispute as the API shows it. */

@@ -100,7 +100,7 @@ export function firstAttemptWithRow(createAndPlan: CreateAndPlan, authorize: Aut
       const candidate = planned.candidates[0];
       if (!candidate) return [];
       try {
-        const prepared = await prepare(firstAttemptOf(attempt, { ...planned, eventIds: [] }, candidate), row);
+        const prepared = await prepare(firstAttemptOf(attempt, planned, candidate), row);
         first = prepared.first;
         return [prepared.insert];
       } catch (err) {
@@ -280,12 +280,12 @@ export function attemptActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const status = await withHeartbeat(provider.adapter.getStatus({ credentials: provider.credentials, idempotencyKey: args.chargeId }));
       if (status.lookup === 'failed') {
         await updateCharge(db, env, args.chargeId, { exchanges: [status.exchange] });
-        return { outcome: 'unknown', paymentStatus: 'PROCESSING', eventIds: [], pending: true };
+        return { outcome: 'unknown', paymentStatus: 'PROCESSING', pending: true };
       }
       if (status.lookup === 'not_found') {
         const since = charge.details?.unknown_since ? Date.parse(charge.details.unknown_since) : charge.updated_at.getTime();
         const settled = Date.now() - since > Math.max(2 * deps.config.providerTimeoutMs, provider.adapter.notFoundSettleMs ?? 0);
-        if (!settled) return { outcome: 'unknown', paymentStatus: 'PROCESSING', eventIds: [], pending: true };
+        if (!settled) return { outcome: 'unknown', paymentStatus: 'PROCESSING', pending: true };
         const result = await applyOutcome(db, args, { kind: 'transport_error', error: 'the provider has no record of the charge' }, [status.exchange]);
         return { ...result, pending: false };
       }

@@ -16,7 +16,7 @@ function withLateAuthorizationWindow(result: AttemptResult, adapter: Pick<Provid
   return adapter.reverse && adapter.lateAuthorizationWindowMs ? { ...result, lateAuthorizationWindowMs: adapter.lateAuthorizationWindowMs } : result;
 }
 
-const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus' | 'eventIds'> = { outcome: 'requires_action', paymentStatus: 'REQUIRES_ACTION', eventIds: [] };
+const STILL_WAITING: Pick<AttemptResult, 'outcome' | 'paymentStatus'> = { outcome: 'requires_action', paymentStatus: 'REQUIRES_ACTION' };
 
 /**
  * The end of a customer authentication (3-D Secure, docs/authentication.md): the charge waiting in
@@ -117,7 +117,7 @@ export function authenticationActivities(deps: PaymentActivityDeps): Pick<Paymen
       const exchanges = [...(ended ? [ended.exchange] : []), ...(voided ? [voided.exchange] : [])];
       if (reason === 'canceled') {
         await updateCharge(db, env, attempt.chargeId, { status: 'FAILED', decline_code: 'canceled', exchanges });
-        return withLateAuthorizationWindow({ outcome: 'hard_decline', declineCode: 'canceled', decline: { code: 'canceled', decision: 'hard' }, paymentStatus: 'REQUIRES_ACTION', eventIds: [] }, provider.adapter);
+        return withLateAuthorizationWindow({ outcome: 'hard_decline', declineCode: 'canceled', decline: { code: 'canceled', decision: 'hard' }, paymentStatus: 'REQUIRES_ACTION' }, provider.adapter);
       }
       const timeout: ProviderOutcome = { kind: 'hard_decline', declineCode: 'authentication_timeout', message: 'The customer did not complete the authentication in time.' };
       return withLateAuthorizationWindow(await applyOutcome(db, attempt, timeout, exchanges), provider.adapter);

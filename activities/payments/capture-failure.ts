@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { appendEventsToPublish, eventIdsOfCharge, idsToPublish } from '../../db/events';
+import { appendEvents } from '../../db/events';
 import { findCharge, lockCharge, lockPaymentStatus, updateCharge, updatePayment, type ChargeRow } from '../../db/payments';
 import { MissingRowError } from '../../lib/data-errors';
 import {
@@ -28,11 +28,11 @@ async function revert(db: Knex, args: CaptureFailureArgs, stored: ProviderEventS
     const status = await lockPaymentStatus(trx, env, args.paymentId);
     if (!status) throw new MissingRowError('payment', args.paymentId);
     if (charge.status === 'AUTHORIZED') {
-      // Reverted by an earlier try whose answer was lost: its events are offered to the fan-out again (idempotent).
-      return { outcome: 'reverted', paymentStatus: status, eventIds: await idsToPublish(trx, env, args.accountId, await eventIdsOfCharge(trx, env, charge.id)) };
+      // Reverted by an earlier try whose answer was lost (its events went out with its commit).
+      return { outcome: 'reverted', paymentStatus: status };
     }
     if (hasRefunds(charge) || !allows('captureFailed', status) || charge.status !== 'CAPTURED') {
-      return { outcome: 'needs_attention', paymentStatus: status, eventIds: [], message: `charge ${charge.status}, payment ${status}` };
+      return { outcome: 'needs_attention', paymentStatus: status, message: `charge ${charge.status}, payment ${status}` };
     }
     const outcome = stored.outcome.kind === 'approved' ? undefined : stored.outcome;
     const updated = await updateCharge(trx, env, charge.id, {
@@ -42,8 +42,8 @@ async function revert(db: Knex, args: CaptureFailureArgs, stored: ProviderEventS
       status: 'AUTHORIZED', amount_capturable: Number(charge.authorized_amount), amount_received: 0,
       last_error: { code: 'capture_failed', decline_code: outcome?.declineCode ?? 'capture_failed', charge_id: charge.id, message: outcome?.message ?? null },
     });
-    const eventIds = await appendEventsToPublish(trx, env, args.accountId, [chargeEvent(args, 'charge.capture_failed', updated, args.context)]);
-    return { outcome: 'reverted', paymentStatus: 'AUTHORIZED', eventIds };
+    await appendEvents(trx, env, [chargeEvent(args, 'charge.capture_failed', updated, args.context)]);
+    return { outcome: 'reverted', paymentStatus: 'AUTHORIZED' };
   });
 }
 
@@ -59,7 +59,7 @@ export function captureFailureActivities({ db }: PaymentActivityDeps): Pick<Paym
       const charge = await findCharge(db, env, args.chargeId);
       if (!charge) throw new MissingRowError('charge', args.chargeId);
       const stored = await verifiedNotification(db, env, args.notification, notificationTarget('capture', charge));
-      if (!stored || stored.outcome.kind === 'approved') return { outcome: 'ignored', paymentStatus: 'SUCCEEDED', eventIds: [] };
+      if (!stored || stored.outcome.kind === 'approved') return { outcome: 'ignored', paymentStatus: 'SUCCEEDED' };
       return revert(db, args, stored);
     },
   };

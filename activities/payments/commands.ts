@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { appendEventsToPublish } from '../../db/events';
+import { appendEvents } from '../../db/events';
 import { eraseSingleUseCards } from '../../db/payment-methods';
 import { ChargeRow, findCharge, findPayment, lockPaymentStatus, updateCharge, updatePayment } from '../../db/payments';
 import { claimCommand } from '../../db/payment-commands';
@@ -31,11 +31,11 @@ async function recordCapture(db: Knex, args: Recording, capturedAmount: number, 
       status: 'SUCCEEDED', amount_capturable: 0, amount_received: capturedAmount, pending_operation: null, last_error: null,
     });
     await eraseSingleUseCards(trx, env, args.paymentId);
-    const eventIds = await appendEventsToPublish(trx, env, args.accountId, [
+    await appendEvents(trx, env, [
       chargeEvent(args, 'charge.succeeded', updated, args.context),
       paymentEvent(args, 'payment_intent.succeeded', payment, args.context, { chargeId: args.chargeId }),
     ]);
-    return { paymentStatus: 'SUCCEEDED' as const, capturedAmount, eventIds };
+    return { paymentStatus: 'SUCCEEDED' as const, capturedAmount };
   });
 }
 
@@ -46,17 +46,17 @@ async function recordCancel(db: Knex, args: PaymentRef & { chargeId?: string; re
     const status = await lockPaymentStatus(trx, env, args.paymentId);
     // Canceled (or expired): no card bound to the payment will ever be charged.
     await eraseSingleUseCards(trx, env, args.paymentId);
-    if (status === 'CANCELED') return { eventIds: [] };
+    if (status === 'CANCELED') return;
     // The row decides, not the workflow's belief: one whose confirm the server aborted after the charge,
     // and nobody sent again, may still reach its expiry believing it CREATED. A payment that took money
     // (SUCCEEDED, refunded) or has an attempt in flight (PROCESSING) is never canceled, and an AUTHORIZED
     // one only once its authorization was voided (a charge named): otherwise the hold would outlive it.
-    if (!status || !allows('cancel', status) || (status === 'AUTHORIZED' && !args.chargeId)) return { eventIds: [] };
+    if (!status || !allows('cancel', status) || (status === 'AUTHORIZED' && !args.chargeId)) return;
     if (args.chargeId && voidExchange) await updateCharge(trx, env, args.chargeId, { status: 'VOIDED', exchanges: [voidExchange] });
     const payment = await updatePayment(trx, env, args.paymentId, {
       status: 'CANCELED', amount_capturable: 0, cancellation_reason: args.reason, pending_operation: null, next_action: null,
     });
-    return { eventIds: await appendEventsToPublish(trx, env, args.accountId, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]) };
+    await appendEvents(trx, env, [paymentEvent(args, 'payment_intent.canceled', payment, args.context)]);
   });
 }
 
@@ -73,8 +73,8 @@ async function recordRefusal(db: Knex, args: Recording, operation: 'capture' | '
       pending_operation: null,
       last_error: { code, decline_code: refusal.declineCode, charge_id: args.chargeId, message: refusal.message ?? null },
     });
-    const eventIds = await appendEventsToPublish(trx, env, args.accountId, [chargeEvent(args, `charge.${code}`, updated, args.context)]);
-    return { paymentStatus: payment.status, capturedAmount: Number(payment.amount_received ?? 0), eventIds };
+    await appendEvents(trx, env, [chargeEvent(args, `charge.${code}`, updated, args.context)]);
+    return { paymentStatus: payment.status, capturedAmount: Number(payment.amount_received ?? 0) };
   });
 }
 
@@ -128,7 +128,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       if (!charge) throw new MissingRowError('charge', args.chargeId);
       await checkCapture(args, charge);
       if (charge.status === 'CAPTURED') {
-        return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
+        return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount) };
       }
       await claimCapture(args, commandId);
       const { credentials, adapter } = await openProvider(deps, env, charge.payment_provider_config_id ?? '');
@@ -141,7 +141,7 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       }
       if (outcome.kind === 'pending') {
         await recordPending(db, env, args, charge, 'capture', result.exchange, args.amount);
-        return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, eventIds: [], pending: true };
+        return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, pending: true };
       }
       if (outcome.kind !== 'approved') {
         // Refused at once: recorded as a refusal the processor notifies is (settleOperation), for the
@@ -174,12 +174,13 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
           }
           if (outcome.kind === 'pending') {
             await recordPending(db, env, { ...args, chargeId: charge.id }, charge, 'void', result.exchange);
-            return { eventIds: [], pending: true };
+            return { pending: true };
           }
           voidExchange = result.exchange;
         }
       }
-      return recordCancel(db, args, voidExchange);
+      await recordCancel(db, args, voidExchange);
+      return {};
     },
 
     /**
@@ -194,17 +195,17 @@ export function commandActivities(deps: PaymentActivityDeps): Pick<PaymentActivi
       const recording = { ...args, chargeId: pending.chargeId };
       const charge = await findCharge(db, env, pending.chargeId);
       if (!charge) throw new MissingRowError('charge', pending.chargeId);
-      if (charge.status === 'CAPTURED') return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount), eventIds: [] };
-      if (charge.status === 'VOIDED') return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds: [] };
+      if (charge.status === 'CAPTURED') return { paymentStatus: 'SUCCEEDED', capturedAmount: Number(charge.captured_amount) };
+      if (charge.status === 'VOIDED') return { paymentStatus: 'CANCELED', capturedAmount: 0 };
       // Only a stored, verified event about this operation settles it; a forged signal leaves it pending.
       const stored = await verifiedNotification(db, env, notification, notificationTarget(pending.operation, charge));
-      if (!stored) return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, eventIds: [], pending: true };
+      if (!stored) return { paymentStatus: 'AUTHORIZED', capturedAmount: 0, pending: true };
       const exchange = notificationExchange(stored, `${pending.chargeId}:${pending.operation}`);
       const { outcome } = stored;
       if (outcome.kind === 'approved') {
         if (pending.operation === 'capture') return recordCapture(db, recording, outcome.capturedAmount || (pending.amount ?? Number(charge.authorized_amount)), exchange);
-        const { eventIds } = await recordCancel(db, { ...args, chargeId: pending.chargeId, reason: pending.reason ?? 'requested_by_customer' }, exchange);
-        return { paymentStatus: 'CANCELED', capturedAmount: 0, eventIds };
+        await recordCancel(db, { ...args, chargeId: pending.chargeId, reason: pending.reason ?? 'requested_by_customer' }, exchange);
+        return { paymentStatus: 'CANCELED', capturedAmount: 0 };
       }
       return recordRefusal(db, recording, pending.operation, outcome, exchange);
     },

@@ -8,7 +8,7 @@ import type { PaymentRef } from '../../contracts/payments';
 function actorOf(context: RequestContext): Partial<EventRecord> {
   return {
     actorType: context.actor.type, actorId: context.actor.id, apiKeyId: context.actor.apiKeyId,
-    requestId: context.requestId, traceId: context.traceId,
+    requestId: context.requestId, traceId: context.traceId, spanId: context.spanId,
   };
 }
 

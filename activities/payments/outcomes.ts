@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { paymentTransitions } from '../metrics';
-import { eventIdsOfCharge, EventRecord, idsToPublish } from '../../db/events';
+import { EventRecord } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
 import type { Environment } from '../../db/environments';
 import { ChargePatch, ChargeRow, ChargeState, findCharge, findPayment, NextAction, PaymentPatch, type PaymentRow } from '../../db/payments';
@@ -196,13 +196,12 @@ function outcomeEvents(args: AttemptArgs, next: Transition, charge: ChargeRow, p
 }
 
 /** What the attempt answers the workflow once its outcome is recorded, with the decline's row for the walk's cascade. */
-function attemptResult(outcome: ProviderOutcome, paymentStatus: PaymentStatus, eventIds: string[]): AttemptResult {
+function attemptResult(outcome: ProviderOutcome, paymentStatus: PaymentStatus): AttemptResult {
   const decline = declineOf(outcome);
   return {
     outcome: outcome.kind === 'pending' ? 'unknown' : outcome.kind,
     declineCode: 'declineCode' in outcome ? outcome.declineCode : undefined,
     paymentStatus,
-    eventIds,
     ...(decline ? { decline } : {}),
   };
 }
@@ -269,12 +268,11 @@ export async function applyOutcome(
   const decide = (current: ChargeState) => decideWrites(args, outcome, exchanges, options, current);
   if (written && payment) {
     const writes = decide(written);
-    const eventIds = await recordOutcomeAtOnce(db, env, args, { written, payment }, writes);
-    if (eventIds) return counted(writes.next, attemptResult(outcome, writes.next.paymentStatus, eventIds));
+    if (await recordOutcomeAtOnce(db, env, args, { written, payment }, writes)) return counted(writes.next, attemptResult(outcome, writes.next.paymentStatus));
   }
-  const { writes, eventIds } = await recordOutcomeInTransaction(db, env, args, written, decide);
+  const writes = await recordOutcomeInTransaction(db, env, args, written, decide);
   // Counted once committed: a rolled-back attempt (retried by Temporal) changed nothing.
-  return counted(writes.next, attemptResult(outcome, writes.next.paymentStatus, eventIds));
+  return counted(writes.next, attemptResult(outcome, writes.next.paymentStatus));
 }
 
 /** `result`, the payment status its transition entered counted (paymentTransitions). */
@@ -285,8 +283,7 @@ function counted(next: Transition, result: AttemptResult): AttemptResult {
 
 /**
  * The outcome already recorded for a charge, as the attempt that recorded it answered: for activity
- * retries after a commit whose completion never reached Temporal. Its events are offered to the
- * fan-out again (which is idempotent), since the first answer may have been lost before publishing.
+ * retries after a commit whose completion never reached Temporal. Its events went out with the commit.
  */
 export async function recordedAttempt(db: Knex, args: AttemptArgs): Promise<AttemptResult> {
   const env = args.environment;
@@ -301,7 +298,6 @@ export async function recordedAttempt(db: Knex, args: AttemptArgs): Promise<Atte
     outcome,
     declineCode,
     paymentStatus: payment.status,
-    eventIds: await idsToPublish(db, env, args.accountId, await eventIdsOfCharge(db, env, args.chargeId)),
     ...(declineCode && decision ? { decline: declineRowOf(declineCode, decision) } : {}),
   };
 }

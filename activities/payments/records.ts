@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { appendEventsOfWrite, appendEventsToPublish, type EventRecord } from '../../db/events';
+import { appendEvents, appendEventsOfWrite, type EventRecord } from '../../db/events';
 import { customersByIds } from '../../db/customers';
 import { cardsUpdate, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, newPaymentRow, PAYMENT_WRITTEN, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
@@ -13,7 +13,7 @@ import type { RoutingSettings } from '../../lib/routing/adaptive-contract';
 import type { Environment } from '../../db/environments';
 import { healthWindows } from '../../db/provider-health';
 import type {
-  CreateAndPlanArgs, PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult, RecordedEvents,
+  CreateAndPlanArgs, PaymentActivities, PaymentInput, PaymentRef, PlanArgs, PlannedCandidate, PlanResult,
 } from '../../contracts/payments';
 import type { PaymentActivityDeps } from './deps';
 import { paymentEvent } from './events';
@@ -218,16 +218,11 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     if (!(await claimCommand(db, args.environment, claim))) refuseCommand(args.environment, args.paymentId, 'confirm', 'its command was used already');
   }
 
-  /** Appends the events of one transaction; answers the ids to fan out (none when nobody listens). */
-  async function append(trx: Knex.Transaction, ref: PaymentRef, records: EventRecord[]): Promise<string[]> {
-    return appendEventsToPublish(trx, ref.environment, ref.accountId, records);
-  }
-
   async function planRoute(args: PlanArgs): Promise<PlanResult> {
     const commandId = seals.confirm(args);
     const existing = await findRoutingPlan(db, args.environment, args.routingPlanId);
     if (existing) {
-      return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate), eventIds: [] };
+      return { routingPlanId: existing.id, candidates: (existing.metadata.planned ?? []).filter(isPlannedCandidate) };
     }
     await claimConfirm(args, commandId);
     const payment = await findPayment(db, args.environment, args.paymentId);
@@ -240,20 +235,20 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     const planned = await planFor(db, args, payment);
     return db.transaction(async (trx) => {
       const row = await updatePayment(trx, args.environment, args.paymentId, plannedPatch(args, payment, planned), planStatements(trx, args, planned));
-      return { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds: await append(trx, args, [plannedEvent(args, planned, row)]) };
+      await appendEvents(trx, args.environment, [plannedEvent(args, planned, row)]);
+      return { routingPlanId: args.routingPlanId, candidates: planned.planned };
     });
   }
 
   return {
     /** Writes the payment row and `payment_intent.created`, in one statement. Idempotent. */
-    async createPaymentRecord(input: PaymentInput): Promise<RecordedEvents> {
+    async createPaymentRecord(input: PaymentInput): Promise<void> {
       seals.start(input);
       const row = newPaymentRow(newPaymentOf(input), {}, new Date());
       const created = paymentEvent(input, 'payment_intent.created', row, input.context);
-      const eventIds = await appendEventsOfWrite(db, input.environment, input.accountId, [created], [PAYMENT_WRITTEN, paymentInsert(db, input.environment, row)]);
+      const written = await appendEventsOfWrite(db, input.environment, [created], [PAYMENT_WRITTEN, paymentInsert(db, input.environment, row)]);
       // The row was there: an earlier try of this run wrote it, or another run did (refused).
-      if (!eventIds) await writtenByThisRun(input);
-      return { eventIds: eventIds ?? [] };
+      if (!written) await writtenByThisRun(input);
     },
 
     /**
@@ -281,14 +276,13 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
     const also = withRow ? await withRow({ routingPlanId: args.routingPlanId, candidates: planned.planned }, row) : [];
     // The confirm's command id is used with the row (a fresh payment's: no id of it can be used yet).
     const claim = commandClaimWithPayment(db, env, { paymentId: args.paymentId, commandId, kind: 'confirm', usedBy: args.routingPlanId });
-    const eventIds = await appendEventsOfWrite(
-      db, env, input.accountId, [created, plannedEvent(args, planned, row)], [PAYMENT_WRITTEN, paymentInsert(db, env, row)], [...planStatements(db, args, planned, true), ...also, ['command_claimed', claim]],
+    const written = await appendEventsOfWrite(db, env, [created, plannedEvent(args, planned, row)], [PAYMENT_WRITTEN, paymentInsert(db, env, row)], [...planStatements(db, args, planned, true), ...also, ['command_claimed', claim]],
     );
     // The row was there already: written with its plan by an earlier try of this run (which finds that plan), or by another run (refused).
-    if (!eventIds) {
+    if (!written) {
       await writtenByThisRun(input);
       return { plan: await planRoute(args) };
     }
-    return { plan: { routingPlanId: args.routingPlanId, candidates: planned.planned, eventIds }, written: { payment: row, card: planned.card } };
+    return { plan: { routingPlanId: args.routingPlanId, candidates: planned.planned }, written: { payment: row, card: planned.card } };
   }
 }

@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { Agent } from 'undici';
 import type { Db } from '../../db/knex';
 import type { WebhookEndpointRow } from '../../db/webhooks';
@@ -14,8 +13,8 @@ export interface DeliveryAttempts {
 }
 
 /**
- * What the webhook activities share: the store's database, the vault, one HTTP pool, a Temporal client
- * and the attempts (with their per-account slots), which the fan-out makes too.
+ * What the webhook activities share: the store's database, the vault, one HTTP pool and the attempts (with
+ * their per-account slots), which the event dispatcher's fan-out makes too.
  */
 export interface WebhookActivityContext {
   db: Db;
@@ -23,7 +22,6 @@ export interface WebhookActivityContext {
   vault: Vault;
   agent: Agent;
   allowPrivate: boolean;
-  temporal(): Promise<Client>;
   attempts: DeliveryAttempts;
 }
 

@@ -9,9 +9,8 @@ import { newId } from '../../lib/ids';
 import { iso } from '../../lib/timestamps';
 import { filterMatches } from '../../lib/webhook-events';
 import { serializePayment } from '../../resources/payments';
-import {
-  WEBHOOK_WORKFLOW_IDS, type DeliveryResume, type FanOutEventsInput, type FanOutEventsResult, type WebhookActivities, type WebhookEnvironment,
-} from '../../contracts/webhooks';
+import type { Client } from '@temporalio/client';
+import { WEBHOOK_WORKFLOW_IDS, type DeliveryResume, type WebhookEnvironment } from '../../contracts/webhooks';
 import { webhookClient } from '../../workflows/webhooks/client';
 import type { WebhookActivityContext } from './context';
 
@@ -83,7 +82,27 @@ function splitUnsettled(deliveries: WebhookDeliveryRow[], now: number): { fresh:
   return { fresh, handovers };
 }
 
-export function fanOutActivities({ db, config, temporal, attempts }: WebhookActivityContext): Pick<WebhookActivities, 'fanOutEvents'> {
+/** What a fan-out did with some events' deliveries. */
+export interface FanOutResult {
+  /** Every delivery of these events (new, or from an earlier fan-out of the same events). */
+  deliveryIds: string[];
+  /** Deliveries settled by their first attempt here (delivered, or refused for good): no workflow. */
+  settled: number;
+  /** Delivery workflows started, for retries or attempts not made here (0 when an earlier run started them). */
+  started: number;
+}
+
+export type EventFanOut = (env: WebhookEnvironment, eventIds: string[]) => Promise<FanOutResult>;
+
+/**
+ * The fan-out of events to webhook deliveries, as the event dispatcher runs it (outbox.ts); idempotent, so
+ * run it again freely. For each event, every ENABLED endpoint of the event's account in the same
+ * environment whose filter matches gets one delivery row (unique per event and endpoint). Most deliveries
+ * end with the first attempt made here; one that must be retried, or could not be attempted here, gets a
+ * workflow `webhook-delivery/<whd_id>` on the `webhooks` queue, started through `client`. A run cut short
+ * can send a delivery twice, never lose it: webhooks are at least once.
+ */
+export function eventFanOut({ db, config, attempts }: WebhookActivityContext, client: () => Promise<Client>): EventFanOut {
   const schedule = parseRetrySchedule(config.webhookRetrySchedule);
   /** The schedule's wait after a first attempt, jittered as the workflow jitters its own; null when it allows no retry. */
   const firstRetryDelayMs = () => (schedule.length ? jittered(schedule[0], Math.random()) : null);
@@ -123,25 +142,14 @@ export function fanOutActivities({ db, config, temporal, attempts }: WebhookActi
     return started;
   }
 
-  return {
-    /**
-     * Creates the webhook deliveries of some events and makes their first attempts; idempotent, so call
-     * it again freely (activity retries, replays of the caller). For each event, every ENABLED endpoint
-     * of the event's account in the same environment whose filter matches gets one delivery row (unique
-     * per event and endpoint). Most deliveries end with that first attempt; one that must be retried, or
-     * could not be attempted here, gets a workflow `webhook-delivery/<whd_id>` on the `webhooks` queue.
-     * A run cut short can send a delivery twice, never lose it: webhooks are at least once.
-     */
-    async fanOutEvents(input: FanOutEventsInput): Promise<FanOutEventsResult> {
-      const env = input.environment;
-      if (!input.eventIds.length) return { deliveryIds: [], settled: 0, started: 0 };
-      await insertDeliveries(db, env, await newDeliveries(db, env, input.eventIds));
-      const deliveries = await deliveriesOfEvents(db, env, input.eventIds);
-      const { fresh, handovers } = splitUnsettled(deliveries, Date.now());
-      const first = await firstAttempts(env, fresh);
-      const toStart = [...handovers, ...first.handovers];
-      const started = toStart.length ? await handOver(env, toStart, webhookClient(await temporal(), config)) : 0;
-      return { deliveryIds: deliveries.map((d) => d.id), settled: first.settled, started };
-    },
+  return async (env, eventIds) => {
+    if (!eventIds.length) return { deliveryIds: [], settled: 0, started: 0 };
+    await insertDeliveries(db, env, await newDeliveries(db, env, eventIds));
+    const deliveries = await deliveriesOfEvents(db, env, eventIds);
+    const { fresh, handovers } = splitUnsettled(deliveries, Date.now());
+    const first = await firstAttempts(env, fresh);
+    const toStart = [...handovers, ...first.handovers];
+    const started = toStart.length ? await handOver(env, toStart, webhookClient(await client(), config)) : 0;
+    return { deliveryIds: deliveries.map((d) => d.id), settled: first.settled, started };
   };
 }

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { Vault } from '../../lib/vault';
 import type { WebhookActivities } from '../../contracts/webhooks';
@@ -6,28 +5,32 @@ import type { ActivityDeps } from '../deps';
 import type { WebhookActivityContext } from './context';
 import { deliveryActivities, deliveryAttempts } from './delivery';
 import { endpointActivities } from './endpoints';
-import { fanOutActivities } from './fan-out';
+import { eventFanOut } from './fan-out';
 import { webhookAgent } from './http';
+import { eventDispatcher, type DispatcherOptions, type EventDispatcher } from './outbox';
 
-export interface WebhookActivityDeps extends ActivityDeps {
-  /**
-   * A Temporal client for the fan-out's workflow starts. Optional: inside a worker the activity uses the
-   * worker's own client (activity context); tests and scripts calling the activity directly hand one in.
-   */
-  temporal?: () => Promise<Client>;
-}
-
-/** The webhook activities (fan-out, delivery attempts, handshakes, secret expiry), as the webhooks contract declares them. */
-export function webhookActivities(deps: WebhookActivityDeps): WebhookActivities {
+/**
+ * What the webhook activities and the event dispatcher of one worker process share: the store's database,
+ * the vault, one HTTP pool and the attempts with their per-account slots.
+ */
+export function webhookContext(deps: ActivityDeps): WebhookActivityContext {
   const allowPrivate = deps.config.webhookAllowPrivate;
   const shared: Omit<WebhookActivityContext, 'attempts'> = {
-    db: deps.db,
-    config: deps.config,
-    vault: new Vault(deps.config.vaultKeys),
-    agent: webhookAgent(allowPrivate),
-    allowPrivate,
-    temporal: async () => (deps.temporal ? deps.temporal() : Context.current().client),
+    db: deps.db, config: deps.config, vault: new Vault(deps.config.vaultKeys), agent: webhookAgent(allowPrivate), allowPrivate,
   };
-  const context: WebhookActivityContext = { ...shared, attempts: deliveryAttempts(shared) };
-  return { ...fanOutActivities(context), ...deliveryActivities(context), ...endpointActivities(context) };
+  return { ...shared, attempts: deliveryAttempts(shared) };
+}
+
+/** The webhook activities (delivery attempts, handshakes, secret expiry), as the webhooks contract declares them. */
+export function webhookActivities(deps: ActivityDeps): WebhookActivities {
+  const context = deps.webhooks ?? webhookContext(deps);
+  return { ...deliveryActivities(context), ...endpointActivities(context) };
+}
+
+/**
+ * The event dispatcher of a worker process (outbox.ts): it fans out the events written due, with the
+ * process's webhook context, and starts delivery workflows through `client` (the worker's own).
+ */
+export function webhookDispatcher(context: WebhookActivityContext, client: () => Promise<Client>, options?: DispatcherOptions): EventDispatcher {
+  return eventDispatcher(context.db, context.config, eventFanOut(context, client), options);
 }

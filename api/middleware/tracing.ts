@@ -26,8 +26,9 @@ export function traceRequests(routers: Router[]): Koa.Middleware {
       span = tracer.startSpan(ctx.method, {
         kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method }, ...(callerSent ? { startTime: arrived } : {}),
       }, parent);
-      // The request's log line and the events it writes carry this trace's id.
+      // The request's log line and the events it writes carry this trace's id; the events' fan-out continues it from this span.
       ctx.state.traceId = span.spanContext().traceId;
+      ctx.state.spanId = span.spanContext().spanId;
       return span;
     };
     try {

@@ -96,7 +96,7 @@ export async function sessionAllowsSaving(deps: Pick<ApiDeps, 'db'>, env: Enviro
 /** The Temporal-side context of a confirm: the caller's actor, never any secret of it. */
 function contextOf(ctx: Koa.Context, caller: ConfirmCaller): RequestContext {
   if (caller.kind === 'server') return workflowContext(ctx, caller.principal);
-  const ids = { requestId: ctx.state.requestId as string | undefined, traceId: ctx.state.traceId as string | undefined };
+  const ids = { requestId: ctx.state.requestId as string | undefined, traceId: ctx.state.traceId as string | undefined, spanId: ctx.state.spanId as string | undefined };
   return caller.kind === 'publishable'
     ? { ...ids, actor: { type: 'api_key', id: caller.keyId, apiKeyId: caller.keyId } }
     : { ...ids, actor: { type: 'system', id: `hosted_page:${caller.sessionId}` } };

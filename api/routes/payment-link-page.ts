@@ -60,7 +60,7 @@ export function paymentLinkPage(deps: ApiDeps, opts: { perIpPerMinute?: number }
         amount: Number(link.amount), currency: link.currency, lineItems: link.line_items, successUrl: link.success_url, cancelUrl: null,
         paymentLinkId: link.id,
       }, {
-        requestId: ctx.state.requestId, traceId: ctx.state.traceId,
+        requestId: ctx.state.requestId, traceId: ctx.state.traceId, spanId: ctx.state.spanId,
         // The customer's browser: no credential, so the link stands for who opened the session.
         actor: { type: 'system', id: link.id },
       });

@@ -22,6 +22,7 @@ import * as billing from './022_billing';
 import * as disputes from './023_disputes';
 import * as disputePaymentIndex from './024_dispute_payment_index';
 import * as savedCardCvc from './025_saved_card_cvc';
+import * as eventOutbox from './026_event_outbox';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -50,6 +51,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['023_disputes', disputes],
   ['024_dispute_payment_index', disputePaymentIndex],
   ['025_saved_card_cvc', savedCardCvc],
+  ['026_event_outbox', eventOutbox],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -5,7 +5,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { startTracing, tracingConfigured, type Tracing } from '../../telemetry/tracing';
-import { createWorkers } from '../../worker/worker';
+import { createWorkers, type WorkerProcess } from '../../worker/worker';
 import { bearer, startStack, TestStack } from '../support/stack';
 import { card, CARDS, confirm, createPayment, getPayment, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually } from '../support/worker-process';
@@ -21,8 +21,8 @@ let tracing: Tracing;
 let sim: TestSimulator;
 let stack: TestStack;
 let connection: NativeConnection;
-let workers: Worker[];
-let running: Promise<void>[];
+let worker: WorkerProcess | undefined;
+let running: Promise<void> | undefined;
 let f: PaymentsFixture;
 let receiver: Receiver;
 let tracedHistory: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> } | undefined;
@@ -38,8 +38,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const w of workers ?? []) if (w.getState() === 'RUNNING') w.shutdown();
-  await Promise.all(running ?? []);
+  worker?.shutdown();
+  await running;
   await connection?.close();
   await stack?.close();
   await sim?.close();
@@ -48,8 +48,8 @@ afterAll(async () => {
 });
 
 async function startWorkers() {
-  workers = await createWorkers({ db: stack.db, config: stack.config, connection, namespace: stack.config.temporal.namespace, workflowBundlePath: inject('workflowBundlePath') });
-  running = workers.map((w) => w.run());
+  worker = await createWorkers({ db: stack.db, config: stack.config, connection, namespace: stack.config.temporal.namespace, workflowBundlePath: inject('workflowBundlePath') });
+  running = worker.run();
 }
 
 const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
@@ -110,7 +110,7 @@ describe('traces', () => {
     tracedHistory = { workflowId: paymentWorkflowId(payment.id), history: await (await stack.deps.temporal()).workflow.getHandle(paymentWorkflowId(payment.id)).fetchHistory() };
   });
 
-  it('carries the trace into the webhook delivery the payment caused (the fan-out\'s first attempt)', async () => {
+  it('carries the trace into the webhook delivery the payment caused (the dispatcher\'s fan-out, from the request)', async () => {
     await enabledEndpoint(stack, f.merchant, receiver, { url: receiver.url('/hooks/s3cr3t-path-token?token=s3cr3t-query-token'), events: ['payment_intent.succeeded'] });
     const { traceId } = await tracedPayment('req_trace_webhook');
     const receiverPort = Number(new URL(receiver.url()).port);
@@ -120,8 +120,8 @@ describe('traces', () => {
       const names = call ? ancestors(call, spansOf(traceId)).map((s) => s.name) : [];
       return names.at(-1) === 'POST /v1/payments' && { delivery: call!, chain: names };
     }, 30_000);
-    // The fan-out makes the first attempt itself: the POST hangs from its activity, with no delivery workflow between.
-    expect(chain).toEqual(['RunActivity:fanOutEvents', 'StartActivity:fanOutEvents', 'HandleUpdate:create', 'UpdateWithStartWorkflow:create', 'POST /v1/payments']);
+    // The dispatcher's fan-out makes the first attempt: the POST hangs from its span, which continues the request's trace.
+    expect(chain).toEqual(['fanOutEvents', 'POST /v1/payments']);
     expect(chain).not.toContain('RunWorkflow:webhookDeliveryWorkflow');
     expect(chain.at(-1)).toBe('POST /v1/payments');
     // The merchant's URL is recorded as its origin only: a token in its path or query stays out.
@@ -175,8 +175,8 @@ describe('traces', () => {
 
     // A new worker has no cached workflow: the query replays the history, tracing interceptors and all,
     // without the update's first validation (whose span drew from Math.random) or anything else live.
-    for (const w of workers) w.shutdown();
-    await Promise.all(running);
+    worker!.shutdown();
+    await running;
     await startWorkers();
     const replayed = await handle.query(paymentQueries.state);
     const row = await getPayment(stack, f.merchant, payment.id);

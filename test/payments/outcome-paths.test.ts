@@ -112,10 +112,9 @@ describe('the two paths of recording an outcome', () => {
       const payment = known ? await table('payments').where({ id: seed.args.paymentId }).first() : undefined;
       return applyOutcome(stack.db, seed.args, outcome, [EXCHANGE], { ...options, cardNetwork: 'VISA', wipeCvc: true, ...(known ? { written, payment } : {}) });
     };
-    let answers: unknown[] = [];
+    const answers: unknown[] = [];
     expect(await recordedInTransaction(async () => { answers.push(await record(atOnce, true)); })).toBe(false);
     expect(await recordedInTransaction(async () => { answers.push(await record(inTransaction, false)); })).toBe(true);
-    answers = answers.map((a) => ({ ...(a as object), eventIds: (a as { eventIds: string[] }).eventIds.length }));
     expect(answers[0]).toEqual(answers[1]);
     const [one, other] = [await writtenBy(atOnce), await writtenBy(inTransaction)];
     expect(one).toEqual(other);

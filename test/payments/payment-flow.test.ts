@@ -363,7 +363,7 @@ describe('a cancel the row does not allow', () => {
     expect(refund.status, JSON.stringify(refund.body)).toBe(201);
     await expect.poll(() => statusOf(refunded.id)).toBe('PARTIALLY_REFUNDED');
     for (const [payment, status] of [[succeeded, 'SUCCEEDED'], [authorized, 'AUTHORIZED'], [refunded, 'PARTIALLY_REFUNDED']] as const) {
-      expect(await cancel(payment)).toEqual({ eventIds: [] });
+      expect(await cancel(payment)).toEqual({});
       expect(await statusOf(payment.id)).toBe(status);
     }
     expect((await sim.key(authorized.charges[0].id)).status_code).toBe(200);
@@ -388,7 +388,7 @@ describe('an attempt retried after its outcome was committed', () => {
       paymentMethodId: charge.payment_method_id, capture: true, lastCandidate: false,
       context: { actor: { type: 'system' as const, id: 'test' } },
     };
-    expect(await activities.authorizeCharge(args)).toEqual({ outcome: 'approved', declineCode: undefined, paymentStatus: 'SUCCEEDED', eventIds: [] });
+    expect(await activities.authorizeCharge(args)).toEqual({ outcome: 'approved', declineCode: undefined, paymentStatus: 'SUCCEEDED' });
     expect(await activities.reconcileCharge(args)).toMatchObject({ outcome: 'approved', paymentStatus: 'SUCCEEDED', pending: false });
     expect((await sim.key(charge.id)).calls).toBe(before.calls);
 

@@ -6,6 +6,7 @@ import { createDb, migrate } from '../../db/knex';
 import { startEmbeddedPostgres } from '../../db/embedded';
 import { startLocalTemporal } from '../../scripts/local-temporal';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import { TEST_POOLS } from './pools';
 
 const TMP = join(__dirname, '..', '.tmp');
 
@@ -35,7 +36,11 @@ export default async function setup(project: { provide<K extends keyof ProvidedC
       const db = createDb(url.toString(), { max: 2 });
       await migrate(db);
       await db.destroy();
+      // One database per vitest worker pool as well, copies of the migrated one: a worker's event
+      // dispatcher takes every due event of its database, and must see only its own files' events.
+      for (let pool = 1; pool <= TEST_POOLS; pool++) await admin.raw(`CREATE DATABASE ?? TEMPLATE ??`, [`${name}_${pool}`, name]);
       stops.push(async () => {
+        for (let pool = 1; pool <= TEST_POOLS; pool++) await admin.raw(`DROP DATABASE IF EXISTS ?? WITH (FORCE)`, [`${name}_${pool}`]);
         await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
         await admin.destroy();
       });
@@ -46,7 +51,7 @@ export default async function setup(project: { provide<K extends keyof ProvidedC
     (async () => {
       const executable = await ensureTemporalCli('temporal', { log: (line) => process.stdout.write(`${line}\n`) });
       if (executable.type === 'existing-path') process.env.TEMPORAL_CLI_PATH = executable.path;
-      return startLocalTemporal({ executable, extraNamespaces: Array.from({ length: 8 }, (_, i) => `sb-test-${i + 1}`) });
+      return startLocalTemporal({ executable, extraNamespaces: Array.from({ length: TEST_POOLS }, (_, i) => `sb-test-${i + 1}`) });
     })(),
     (async () => {
       const { code } = await bundleWorkflowCode({

@@ -12,6 +12,7 @@ import { createApp } from '../../api/app';
 import { createApiDeps, createHttpServer } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
 import { createWorkers, type WorkerSetup } from '../../worker/worker';
+import { poolDatabaseUrl, poolNumber } from '../setup/pools';
 
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-for-hs256';
 /** The system actor's own key: system tokens are accepted from it only (never from JWT_SECRET). */
@@ -19,7 +20,7 @@ export const TEST_SYSTEM_JWT_SECRET = 'test-system-jwt-secret-of-the-system-acto
 
 /** This test file's Temporal namespace (one per vitest worker pool, registered by the global setup). */
 export function testNamespace(): string {
-  return `sb-test-${Number(process.env.VITEST_POOL_ID ?? 1) % 8 || 8}`;
+  return `sb-test-${poolNumber()}`;
 }
 
 export interface TestStack {
@@ -32,7 +33,7 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
-/** The environment that points at the suite's Postgres database and this file's Temporal namespace. */
+/** The environment that points at this file's Postgres database and Temporal namespace (its pool's: test/setup/pools.ts). */
 export function suiteEnv(): NodeJS.ProcessEnv {
   return {
     ...process.env,
@@ -40,7 +41,7 @@ export function suiteEnv(): NodeJS.ProcessEnv {
     SB_DATA_DIR: join(__dirname, '..', '.tmp', 'data'),
     JWT_SECRET: TEST_JWT_SECRET,
     SYSTEM_JWT_SECRET: TEST_SYSTEM_JWT_SECRET,
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: poolDatabaseUrl(inject('databaseUrl')),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: testNamespace(),
   };
@@ -79,7 +80,7 @@ export interface RunningWorker { workers: Worker[]; stop(): Promise<void> }
 /** Real Temporal workers on the suite's server, running the pre-built workflow bundle. */
 export async function startWorker(stack: TestStack, tuning?: WorkerSetup['tuning']): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: stack.config.temporal.address! });
-  const workers = await createWorkers({
+  const worker = await createWorkers({
     db: stack.db,
     config: stack.config,
     connection,
@@ -87,12 +88,12 @@ export async function startWorker(stack: TestStack, tuning?: WorkerSetup['tuning
     workflowBundlePath: inject('workflowBundlePath'),
     tuning,
   });
-  const running = workers.map((w) => w.run());
+  const running = worker.run();
   return {
-    workers,
+    workers: worker.workers,
     async stop() {
-      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-      await Promise.all(running);
+      worker.shutdown();
+      await running;
       await connection.close();
     },
   };

@@ -69,7 +69,7 @@ describe('dunning', () => {
 describe('what a subscription does next', () => {
   const base: SubscriptionClock = {
     status: 'ACTIVE', currentPeriodEnd: at('2026-03-01T00:00:00Z'), trialEnd: null, cancelAtPeriodEnd: false, paused: false, resumesAt: null,
-    createdAt: at('2026-02-01T00:00:00Z'), testClockId: null, collecting: null, eventIds: [], noticesSent: [],
+    createdAt: at('2026-02-01T00:00:00Z'), testClockId: null, collecting: null, noticesSent: [],
   };
   it('announces a renewal three days before it, then renews', () => {
     expect(nextDue(base)).toEqual({ kind: 'notice', at: at('2026-02-26T00:00:00Z'), notice: 'invoice.upcoming' });

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents } from '../../db/events';
+import { appendEvents, fanOutLater } from '../../db/events';
 import { envTable } from '../../db/environments';
-import { TASK_QUEUES } from '../../contracts/temporal';
 import { webhookClient } from '../../workflows/webhooks/client';
 import { WEBHOOK_WORKFLOW_IDS } from '../../contracts/webhooks';
-import { webhookActivities } from '../../activities/webhooks';
 import { bearer, createMerchant, Merchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import {
-  activitiesFor, emit, enabledEndpoint, expectVerified, getEndpoint, Receiver, waitFor, waitForDelivery,
+  appendHeld, emit, enabledEndpoint, fanOutFor, expectVerified, getEndpoint, Receiver, waitFor, waitForDelivery,
 } from './support';
 
 let stack: TestStack;
@@ -66,11 +64,12 @@ describe('webhook delivery', () => {
     const m = await createMerchant(stack);
     const r = await receiver();
     await enabledEndpoint(stack, m, r);
+    const eventIds = await appendHeld(stack, 'production', [{ event: 'payment_intent.succeeded', accountId: m.account.id, workspaceId: m.workspaceId }]);
     const seen: { sql: string; tx: boolean }[] = [];
     const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql, tx: !!q.__knexTxId });
     stack.db.on('query', onQuery);
     try {
-      const { deliveryIds: [id] } = await emit(stack, m, [{ event: 'payment_intent.succeeded' }]);
+      const { deliveryIds: [id] } = await fanOutFor(stack)('production', eventIds);
       const delivery = await waitForDelivery(stack, m, id, 'succeeded');
       expect(delivery.attempts.map((a: any) => [a.attempt_no, a.outcome])).toEqual([[1, 'succeeded']]);
     } finally {
@@ -115,7 +114,7 @@ describe('webhook delivery', () => {
     // Delivered by the fan-out's own first attempt: no workflow.
     expect(first).toMatchObject({ settled: 1, started: 0 });
     expect((await stack.db(envTable('production', 'webhook_deliveries')).where({ id: first.deliveryIds[0] }).first()).workflow_id).toBeNull();
-    const again = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: first.eventIds });
+    const again = await fanOutFor(stack)('production', first.eventIds);
     expect(again).toEqual({ deliveryIds: first.deliveryIds, settled: 0, started: 0 });
     // Nor does a delivery workflow started late for the settled delivery send it again.
     const startLate = { workflowId: WEBHOOK_WORKFLOW_IDS.delivery(first.deliveryIds[0]), environment: 'production' as const, deliveryId: first.deliveryIds[0], trigger: 'automatic' as const };
@@ -149,33 +148,59 @@ describe('webhook delivery', () => {
     const r = await receiver();
     await enabledEndpoint(stack, m, r);
     r.respond = (req, nth) => (req.type === 'webhook_endpoint.verification' ? undefined : nth === 1 ? { status: 502 } : undefined);
-    const eventIds = await appendEvents(stack.db, 'production', [{ event: 'charge.refunded', accountId: m.account.id, workspaceId: m.workspaceId }]);
-    const config = { ...stack.config, webhookRetrySchedule: '1s' };
+    const eventIds = await appendHeld(stack, 'production', [{ event: 'charge.refunded', accountId: m.account.id, workspaceId: m.workspaceId }]);
+    const config = { webhookRetrySchedule: '1s' };
     // The first run records its attempt, then loses Temporal before it can hand the delivery over (a worker dying there).
-    const lost = webhookActivities({ db: stack.db, config, temporal: () => Promise.reject(new Error('Temporal went away')) });
-    await expect(lost.fanOutEvents({ environment: 'production', eventIds })).rejects.toThrow('Temporal went away');
+    const lost = fanOutFor(stack, config, () => Promise.reject(new Error('Temporal went away')));
+    await expect(lost('production', eventIds)).rejects.toThrow('Temporal went away');
     const [row] = await stack.db(envTable('production', 'webhook_deliveries')).where({ event_id: eventIds[0] });
     expect(row).toMatchObject({ status: 'failed', attempt_count: 1, workflow_id: null });
-    // Temporal's retry of the activity: the delivery is handed to its workflow, which waits out the schedule and delivers.
-    const retried = await webhookActivities({ db: stack.db, config, temporal: stack.deps.temporal }).fanOutEvents({ environment: 'production', eventIds });
+    // The fan-out again (another dispatcher, once the lease ended): the delivery is handed to its workflow, which waits out the schedule and delivers.
+    const retried = await fanOutFor(stack, config)('production', eventIds);
     expect(retried).toEqual({ deliveryIds: [row.id], settled: 0, started: 1 });
     const result = await (await stack.deps.temporal()).workflow.getHandle(WEBHOOK_WORKFLOW_IDS.delivery(row.id)).result();
     expect(result).toEqual({ deliveryId: row.id, status: 'succeeded', attempts: 2 });
     expect(r.events(eventIds[0]).map((q) => q.eventId)).toEqual([eventIds[0], eventIds[0]]);
   });
 
-  it('fans out from a workflow too (the worker\'s own client starts the deliveries)', async () => {
+  it('sends an event once it is written: the worker\'s dispatcher fans it out and clears it from the outbox', async () => {
     const m = await createMerchant(stack);
     const r = await receiver();
     await enabledEndpoint(stack, m, r);
-    const eventIds = await appendEvents(stack.db, 'production', [{ event: 'charge.failed', accountId: m.account.id }]);
-    const client = await stack.deps.temporal();
-    const result: any = await client.workflow.execute('webhookFanOutWorkflow', {
-      workflowId: `test-fan-out/${eventIds[0]}`, taskQueue: TASK_QUEUES.payments, args: [{ environment: 'production', eventIds }],
+    const [eventId] = await appendEvents(stack.db, 'production', [{ event: 'charge.failed', accountId: m.account.id }]);
+    await waitFor(async () => r.events(eventId).length === 1, `event ${eventId} to arrive`);
+    const delivery = await stack.db(envTable('production', 'webhook_deliveries')).where({ event_id: eventId }).first();
+    await waitForDelivery(stack, m, delivery.id, 'succeeded');
+    expect(delivery.workflow_id).toBeNull();
+    await waitFor(async () => (await stack.db(envTable('production', 'events')).where({ id: eventId }).first()).fan_out_due === null, 'the outbox cleared');
+    expect(r.events(eventId)).toHaveLength(1);
+  });
+
+  it('never writes an event nobody listens to into the outbox', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r, { events: ['refund.*'] });
+    const [charge, refund] = await appendEvents(stack.db, 'production', ['charge.failed', 'refund.created'].map((event) => ({ event, accountId: m.account.id })));
+    const due = async (id: string) => (await stack.db(envTable('production', 'events')).where({ id }).first()).fan_out_due;
+    expect(await due(charge)).toBeNull();
+    await waitFor(async () => r.events(refund).length === 1, 'the refund event to arrive');
+    expect(r.events(charge)).toHaveLength(0);
+  });
+
+  it('an event held by a dispatcher that died goes out when its lease ends, not before', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    // Claimed by a dispatcher that then died: due again 1.5 s from now, when its lease would end.
+    const written = Date.now();
+    const [eventId] = await stack.db.transaction(async (trx) => {
+      const ids = await appendEvents(trx, 'production', [{ event: 'charge.failed', accountId: m.account.id }]);
+      await fanOutLater(trx, 'production', ids, 1_500);
+      return ids;
     });
-    expect(result).toMatchObject({ settled: 1, started: 0 });
-    await waitForDelivery(stack, m, result.deliveryIds[0], 'succeeded');
-    expect(r.events(eventIds[0])).toHaveLength(1);
+    await waitFor(async () => r.events(eventId).length === 1, `event ${eventId} to arrive`);
+    expect(r.events(eventId)[0].at - written).toBeGreaterThanOrEqual(1_400);
+    expect(r.events(eventId)).toHaveLength(1);
   });
 
   it('retries a 5xx on the schedule and succeeds, keeping the webhook-id and recording every attempt', async () => {
@@ -328,7 +353,7 @@ describe('webhook delivery', () => {
     await waitForDelivery(stack, sandbox, s.deliveryIds[0], 'succeeded');
     await waitForDelivery(stack, prod, p.deliveryIds[0], 'succeeded');
     // A sandbox event id fanned out in the live environment finds nothing there.
-    expect(await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds: s.eventIds })).toEqual({ deliveryIds: [], settled: 0, started: 0 });
+    expect(await fanOutFor(stack)('production', s.eventIds)).toEqual({ deliveryIds: [], settled: 0, started: 0 });
 
     expect(sandboxReceiver.events().map((q) => q.eventId)).toEqual(s.eventIds);
     expect(liveReceiver.events().map((q) => q.eventId)).toEqual(p.eventIds);

@@ -1,10 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEventsToPublish, eventsByIds } from '../../db/events';
-import { envTable } from '../../db/environments';
+import { appendEvents, eventsByIds, type EventRecord } from '../../db/events';
+import { envTable, type Environment } from '../../db/environments';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { CARDS, pay, paymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { enabledEndpoint, environmentOf, expectVerified, Receiver, waitFor } from './support';
 
+
+/** Appends events and answers the types of those written due for a fan-out, read before the commit (a dispatcher clears them after it). */
+async function dueWhenWritten(env: Environment, records: EventRecord[]): Promise<string[]> {
+  return stack.db.transaction(async (trx) => {
+    const ids = await appendEvents(trx, env, records);
+    return (await eventsByIds(trx, env, ids)).filter((e) => e.fan_out_due !== null).map((e) => e.event);
+  });
+}
 let sim: TestSimulator;
 let stack: TestStack;
 let worker: RunningWorker;
@@ -47,43 +55,33 @@ describe('payment events as webhooks', () => {
     expect(succeeded.body).not.toContain(CARDS.visa);
   });
 
-  it('offers a transaction\'s events to the fan-out only while the account has an enabled endpoint, and writes them either way', async () => {
+  it('writes a transaction\'s events due for the fan-out only while the account has an enabled endpoint, and writes them either way', async () => {
     const f = await paymentsFixture(stack);
     const env = environmentOf(f.merchant);
-    const append = (db = stack.db) => appendEventsToPublish(db, env, f.merchant.account.id, [
-      { event: 'payment_intent.created', accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId },
-      { event: 'payment_intent.processing', accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId },
-    ]);
+    const records = (m = f.merchant) => ['payment_intent.created', 'payment_intent.processing'].map((event) => ({ event, accountId: m.account.id, workspaceId: m.workspaceId }));
     const count = async () => Number((await stack.db(envTable(env, 'events')).where({ account_id: f.merchant.account.id }).count({ n: '*' }))[0].n);
 
-    // No endpoint yet: nothing to fan out, but the timeline has the events.
+    // No endpoint yet: nothing due, but the timeline has the events.
     const eventsBefore = await count();
-    expect(await stack.db.transaction((trx) => append(trx))).toEqual([]);
+    expect(await dueWhenWritten(env, records())).toEqual([]);
     expect(await count()).toBe(eventsBefore + 2);
 
     const endpoint = await enabledEndpoint(stack, f.merchant, receiver);
-    const published = await append();
-    expect(published).toHaveLength(2);
-    expect((await eventsByIds(stack.db, env, published)).map((e) => e.event)).toEqual(['payment_intent.created', 'payment_intent.processing']);
+    expect(await dueWhenWritten(env, records())).toEqual(['payment_intent.created', 'payment_intent.processing']);
 
     // Another account's endpoint does not count; a disabled one does not either.
     const other = await paymentsFixture(stack);
-    expect(await appendEventsToPublish(stack.db, environmentOf(other.merchant), other.merchant.account.id, [
-      { event: 'payment_intent.created', accountId: other.merchant.account.id, workspaceId: other.merchant.workspaceId },
-    ])).toEqual([]);
+    expect(await dueWhenWritten(environmentOf(other.merchant), records(other.merchant))).toEqual([]);
     const off = await stack.http.patch(`/v1/webhook-endpoints/${endpoint.id}`).set(bearer(f.merchant.secretKey)).send({ disabled: true });
     expect(off.status, JSON.stringify(off.body)).toBe(200);
-    expect(await append()).toEqual([]);
+    expect(await dueWhenWritten(env, records())).toEqual([]);
   });
 
-  it('offers only the events an enabled endpoint listens to, by the same filter the fan-out matches with', async () => {
+  it('writes due only the events an enabled endpoint listens to, by the same filter the fan-out matches with', async () => {
     const f = await paymentsFixture(stack);
     const env = environmentOf(f.merchant);
     const types = ['payment_intent.created', 'payment_intent.succeeded', 'charge.succeeded', 'refund.created'];
-    const offered = async () => {
-      const ids = await appendEventsToPublish(stack.db, env, f.merchant.account.id, types.map((event) => ({ event, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId })));
-      return (await eventsByIds(stack.db, env, ids)).map((e) => e.event).sort();
-    };
+    const offered = async () => (await dueWhenWritten(env, types.map((event) => ({ event, accountId: f.merchant.account.id, workspaceId: f.merchant.workspaceId })))).sort();
     const endpoint = await enabledEndpoint(stack, f.merchant, receiver, { events: ['payment_intent.succeeded'] });
     expect(await offered()).toEqual(['payment_intent.succeeded']);
     const set = async (events: string[]) => {

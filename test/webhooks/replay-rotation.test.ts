@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { appendEvents } from '../../db/events';
 import { envTable } from '../../db/environments';
 import { bearer, createMerchant, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { webhookClient } from '../../workflows/webhooks/client';
-import { activitiesFor, emit, enabledEndpoint, expectVerified, getDelivery, Receiver, waitFor, waitForDelivery } from './support';
+import { appendHeld, emit, fanOutFor, enabledEndpoint, expectVerified, getDelivery, Receiver, waitFor, waitForDelivery } from './support';
 
 let stack: TestStack;
 let worker: RunningWorker;
@@ -95,9 +94,9 @@ describe('webhook replay and recover', () => {
     let failing = new Set<string>();
     r.respond = (req) => (isHandshake(req) || !failing.has(req.eventId!) ? undefined : { status: 400 });
     const before = new Date(Date.now() - 1000).toISOString();
-    const eventIds = await appendEvents(stack.db, 'production', ['charge.succeeded', 'charge.failed', 'refund.created'].map((event) => ({ event, accountId: m.account.id })));
+    const eventIds = await appendHeld(stack, 'production', ['charge.succeeded', 'charge.failed', 'refund.created'].map((event) => ({ event, accountId: m.account.id })));
     failing = new Set(eventIds.slice(0, 2));
-    const { deliveryIds } = await activitiesFor(stack).fanOutEvents({ environment: 'production', eventIds });
+    const { deliveryIds } = await fanOutFor(stack)('production', eventIds);
     const byEvent = new Map<string, string>();
     for (const id of deliveryIds) {
       const d = await waitForDelivery(stack, m, id, ['dead_lettered', 'succeeded']);

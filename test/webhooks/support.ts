@@ -2,8 +2,9 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { appendEvents } from '../../db/events';
-import { webhookActivities } from '../../activities/webhooks';
+import { appendEvents, markFannedOut, type EventRecord } from '../../db/events';
+import { webhookActivities, webhookContext } from '../../activities/webhooks';
+import { eventFanOut } from '../../activities/webhooks/fan-out';
 import type { Environment } from '../../db/environments';
 import { envTable } from '../../db/environments';
 import { bearer, Merchant, TestStack } from '../support/stack';
@@ -126,16 +127,32 @@ export function environmentOf(merchant: Merchant): Environment {
 
 /** Activities wired to the stack (real Postgres, real Temporal), as a workflow's worker would run them. */
 export function activitiesFor(stack: TestStack, config: Partial<TestStack['config']> = {}) {
-  return webhookActivities({ db: stack.db, config: { ...stack.config, ...config }, temporal: stack.deps.temporal });
+  return webhookActivities({ db: stack.db, config: { ...stack.config, ...config } });
 }
 
-/** Appends events for the merchant's account and fans them out; returns event ids and delivery ids. */
+/** The fan-out as a worker's dispatcher runs it, wired to the stack, `config` over the stack's; `temporal` starts delivery workflows. */
+export function fanOutFor(stack: TestStack, config: Partial<TestStack['config']> = {}, temporal = stack.deps.temporal) {
+  return eventFanOut(webhookContext({ db: stack.db, config: { ...stack.config, ...config } }), temporal);
+}
+
+/**
+ * Appends events for the merchant's account and fans them out here, with `config`; returns event ids and
+ * what the fan-out did. They are written as fanned out already, so no worker's dispatcher takes them.
+ */
 export async function emit(stack: TestStack, merchant: Merchant, events: { event: string; data?: Record<string, unknown>; paymentId?: string }[],
   config: Partial<TestStack['config']> = {}) {
   const environment = environmentOf(merchant);
-  const eventIds = await appendEvents(stack.db, environment, events.map((e) => ({ ...e, accountId: merchant.account.id, workspaceId: merchant.workspaceId })));
-  const result = await activitiesFor(stack, config).fanOutEvents({ environment, eventIds });
-  return { eventIds, ...result };
+  const eventIds = await appendHeld(stack, environment, events.map((e) => ({ ...e, accountId: merchant.account.id, workspaceId: merchant.workspaceId })));
+  return { eventIds, ...await fanOutFor(stack, config)(environment, eventIds) };
+}
+
+/** Appends events marked fanned out in the same transaction: no worker's dispatcher takes them, for a test to fan them out itself. */
+export async function appendHeld(stack: TestStack, environment: Environment, records: EventRecord[]): Promise<string[]> {
+  return stack.db.transaction(async (trx) => {
+    const ids = await appendEvents(trx, environment, records);
+    await markFannedOut(trx, environment, ids);
+    return ids;
+  });
 }
 
 export async function deliveryOf(stack: TestStack, merchant: Merchant, eventId: string, endpointId: string) {

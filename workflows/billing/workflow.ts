@@ -9,7 +9,6 @@ import {
   type BillingActivities, type ChangeAnswer, type SealedChange, type SubscriptionClock, type SubscriptionInput, type SubscriptionRef,
 } from '../../contracts/billing';
 import { nextDue, type Due } from './due';
-import { eventFanOut } from '../webhooks/fan-out';
 
 /**
  * Short Postgres steps, as local activities: run inside the workflow task that reached them, with no round
@@ -89,7 +88,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     },
   });
 
-  await advance(input.carried ? await steps.readSubscription(ref) : await steps.startSubscription(input));
+  advance(input.carried ? await steps.readSubscription(ref) : await steps.startSubscription(input));
   now = await currentTime();
 
   while (!ended()) {
@@ -103,7 +102,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     }
     if (nudged) {
       nudged = false;
-      if (clock!.collecting) await advance(await steps.settleInvoice(ref, clock!.collecting.invoiceId, now));
+      if (clock!.collecting) advance(await steps.settleInvoice(ref, clock!.collecting.invoiceId, now));
       continue;
     }
     const due = nextDue(clock!);
@@ -134,7 +133,7 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     const at = testClockId ? due.at : now;
     switch (due.kind) {
       case 'renew':
-        await advance(await steps.renewSubscription(ref, due.at, at));
+        advance(await steps.renewSubscription(ref, due.at, at));
         renewed = true;
         return;
       case 'pay':
@@ -150,15 +149,14 @@ export async function subscriptionWorkflow(input: SubscriptionInput): Promise<vo
     const { answer, clock: after } = await payments.applyChange(ref, queued.updateId, queued.change, now);
     answered.set(queued.updateId, answer);
     queued.answer = answer;
-    await advance(after);
+    advance(after);
   }
 
-  /** Takes the row's word on the subscription, fans out the events the step wrote, and keeps the search attribute current. */
-  async function advance(next: SubscriptionClock): Promise<void> {
+  /** Takes the row's word on the subscription and keeps the search attribute current. */
+  function advance(next: SubscriptionClock): void {
     const statusChanged = clock?.status !== next.status;
     clock = next;
     if (statusChanged) upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.SubscriptionStatus, value: next.status }] as never);
-    if (next.eventIds.length) await eventFanOut.fanOutEvents({ environment: input.environment, eventIds: next.eventIds });
   }
 
   /** The subscription's time: its test clock's, else the real time. */

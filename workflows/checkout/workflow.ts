@@ -4,7 +4,6 @@ import {
   checkoutQueries, checkoutSignals, checkoutUpdates, type CheckoutActivities, type CheckoutOutcome, type CheckoutRef, type CheckoutSessionInput,
   type CheckoutState,
 } from '../../contracts/checkout';
-import { eventFanOut } from '../webhooks/fan-out';
 
 /** Short Postgres work: quick retries, for as long as the database is away (a session's end must land). */
 const records = proxyActivities<CheckoutActivities>({
@@ -80,7 +79,7 @@ export async function checkoutSessionWorkflow(input: CheckoutSessionInput): Prom
     if (wait > 0 && !(await condition(() => nudged || expireRequests.length > 0, wait)) && Date.now() < nextLookAt) continue;
     if (nudged) {
       nudged = false;
-      await apply(await records.settleCheckoutSession(ref));
+      apply(await records.settleCheckoutSession(ref));
     } else if (expireRequests.length) {
       const request = expireRequests.shift()!;
       request.answer = await expire();
@@ -99,17 +98,14 @@ export async function checkoutSessionWorkflow(input: CheckoutSessionInput): Prom
       nextLookAt = Date.now() + IN_FLIGHT_CHECKS_MS[Math.min(inFlightLooks, IN_FLIGHT_CHECKS_MS.length - 1)];
       inFlightLooks += 1;
     }
-    await apply(outcome);
+    apply(outcome);
     return outcome;
   }
 
-  async function apply(outcome: CheckoutOutcome): Promise<void> {
+  function apply(outcome: CheckoutOutcome): void {
     state.status = outcome.status;
     state.waitingOnPayment = outcome.outcome === 'in_flight' ? outcome.paymentStatus : undefined;
     describe();
-    if ((outcome.outcome === 'completed' || outcome.outcome === 'expired') && outcome.eventIds.length) {
-      await eventFanOut.fanOutEvents({ environment: input.environment, eventIds: outcome.eventIds });
-    }
   }
 
   function describe(): void {

@@ -4,7 +4,6 @@ import {
   ANSWERABLE_DISPUTE_STATUSES, CLOSED_DISPUTE_STATUSES, disputeQueries, disputeSignals, disputeUpdates, EVIDENCE_REMINDER_MS,
   type DisputeActivities, type DisputeAnswerResult, type DisputeClock, type DisputeInput, type DisputeRef, type SealedDisputeAnswer,
 } from '../../contracts/disputes';
-import { eventFanOut } from '../webhooks/fan-out';
 
 /**
  * Short Postgres steps (reading the dispute, applying a notice, the deadline's two marks), as local
@@ -50,10 +49,10 @@ export async function disputeWorkflow(input: DisputeInput): Promise<void> {
     return queued.result!;
   });
 
-  await advance(await steps.readDispute(ref));
+  advance(await steps.readDispute(ref));
   for (;;) {
     if (events.length) {
-      await advance(await steps.applyDisputeEvent(ref, input, events.shift()!));
+      advance(await steps.applyDisputeEvent(ref, input, events.shift()!));
       continue;
     }
     if (queue.length) {
@@ -61,13 +60,13 @@ export async function disputeWorkflow(input: DisputeInput): Promise<void> {
       const { result, clock: after } = await answers.answerDispute(ref, queued.updateId, queued.answer);
       queued.result = result;
       queue.shift();
-      await advance(after);
+      advance(after);
       continue;
     }
     if (closed()) break;
     const due = nextDue();
     if (due && due.at <= Date.now()) {
-      await advance(due.kind === 'remind' ? await steps.remindEvidenceDue(ref) : await steps.markEvidenceOverdue(ref));
+      advance(due.kind === 'remind' ? await steps.remindEvidenceDue(ref) : await steps.markEvidenceOverdue(ref));
       continue;
     }
     const woken = () => events.length > 0 || queue.length > 0;
@@ -89,9 +88,8 @@ export async function disputeWorkflow(input: DisputeInput): Promise<void> {
     return undefined;
   }
 
-  async function advance(next: DisputeClock): Promise<void> {
+  function advance(next: DisputeClock): void {
     if (next.status && next.status !== clock?.status) upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.DisputeStatus, value: next.status }]);
     clock = next;
-    if (next.eventIds.length) await eventFanOut.fanOutEvents({ environment: input.environment, eventIds: next.eventIds });
   }
 }

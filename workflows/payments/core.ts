@@ -12,7 +12,6 @@ import { Notifications } from './notifications';
 import { assertLeadsTo, restingPhase, type Phase } from './phase';
 import { records } from './proxies';
 import { plainAmount } from '../../lib/money';
-import { eventFanOut } from '../webhooks/fan-out';
 
 /** What the lock's holder is: a transition of the table, or the reversal of a given-up charge (no status change). */
 export type Holder = PaymentTransition | 'reverseLateAuthorization';
@@ -45,9 +44,6 @@ export class PaymentCore {
   captureWatch: { chargeId: string; until: number } | undefined;
   /** What the search attributes say now: only changes are upserted, together, as one history event. */
   private readonly visible: { status: PaymentStatus; providerConfigId?: string } = { status: 'CREATED' };
-
-  /** Fan-outs scheduled aside (publish), in the order they were scheduled. */
-  private readonly fanOuts: Promise<void>[] = [];
 
   /** The workflow's own random stream for ids (see mintId): nothing else draws from it. */
   private readonly random = idRandom();
@@ -163,32 +159,6 @@ export class PaymentCore {
       facts.captureFailureWatch ? `listening until ${new Date(facts.captureFailureWatch.until).toISOString()} for the processor reporting the capture failed after all` : '',
       this.notifications.givenUp.size ? `given up, reversed if the processor reports them authorized: ${[...this.notifications.givenUp.keys()].join(', ')}` : '',
     ].filter(Boolean).join('\n'));
-  }
-
-  /**
-   * Fans events out to webhook deliveries. The fan-out is only scheduled: the command that wrote the
-   * events answers without waiting for deliveries to be planned, and the workflow awaits every fan-out
-   * before it ends (fanOutsEnded), so none is lost. The events are durable in Postgres either way.
-   */
-  publish(eventIds: string[]): void {
-    if (!eventIds.length) return;
-    const fanOut = eventFanOut.fanOutEvents({ environment: this.input.environment, eventIds });
-    this.fanOuts.push(fanOut.then(() => undefined, (err) => this.fanOutFailed(err)));
-  }
-
-  /** Every fan-out scheduled aside, ended: awaited before the workflow ends. */
-  async fanOutsEnded(): Promise<void> {
-    while (this.fanOuts.length) await this.fanOuts.shift();
-  }
-
-  /**
-   * A fan-out only fails for good on a write Postgres refuses (its retries never run out otherwise): the
-   * payment is flagged as any step would be. Its events stay in the timeline for an operator to fan out again.
-   */
-  private async fanOutFailed(err: unknown): Promise<void> {
-    const permanent = permanentDataFailure(err);
-    if (permanent) await this.needsAttention('publish', permanent);
-    else log.error('fanning out the payment\'s events failed', { paymentId: this.input.paymentId, error: String(err) });
   }
 
   /**

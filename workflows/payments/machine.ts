@@ -156,7 +156,6 @@ export class PaymentMachine {
       if (!await this.act(this.due()!)) break;
     }
     if (!allHandlersFinished()) await condition(allHandlersFinished);
-    await this.core.fanOutsEnded();
     await this.sessionTold;
     await this.invoiceTold;
     return this.core.view();
@@ -240,9 +239,8 @@ export class PaymentMachine {
     return this.recording ??= (async () => {
       const { core } = this;
       if (!confirm) {
-        const { eventIds } = await localRecords.createPaymentRecord(core.input);
+        await localRecords.createPaymentRecord(core.input);
         this.rowWritten();
-        core.publish(eventIds);
         return undefined;
       }
       const plan = core.planArgs(confirm);

@@ -19,7 +19,6 @@ export async function capture(core: PaymentCore, { amount, seal, context }: Capt
   }
   if (result.declined) {
     core.facts.lastError = { code: 'capture_failed', message: result.declined.message };
-    core.publish(result.eventIds);
     throw ApplicationFailure.create({
       type: PAYMENT_FAILURES.captureDeclined, nonRetryable: true, details: [{ decline_code: result.declined.declineCode }],
       message: `The processor refused the capture (${result.declined.declineCode}); the payment stays AUTHORIZED.`,
@@ -27,7 +26,6 @@ export async function capture(core: PaymentCore, { amount, seal, context }: Capt
   }
   core.facts.capturedAmount = result.capturedAmount;
   core.setStatus(result.paymentStatus);
-  core.publish(result.eventIds);
   return { status: core.status, outcome: 'captured' };
 }
 
@@ -64,7 +62,7 @@ export function refuseCommand(core: PaymentCore, transition: 'confirm' | 'captur
 /** A cancel: by the update (`command`, its seal checked by the activity), or by an expiry timer (none). */
 export async function cancel(core: PaymentCore, reason: string, context = core.input.context, command?: SealedCommand): Promise<void> {
   const chargeId = core.status === 'AUTHORIZED' ? core.approvedChargeId : undefined;
-  const { eventIds, pending } = await providers.cancelPayment({
+  const { pending } = await providers.cancelPayment({
     ...core.ref, chargeId, reason, ...(chargeId ? { sequence: (core.sent.void += 1) } : {}), ...(command ? { command } : {}), context,
   });
   if (pending && chargeId) {
@@ -74,7 +72,6 @@ export async function cancel(core: PaymentCore, reason: string, context = core.i
     return;
   }
   core.setStatus('CANCELED');
-  core.publish(eventIds);
 }
 
 /** Records the processor's notification about the pending capture or void, and where it leaves the payment. */
@@ -87,5 +84,4 @@ export async function settle(core: PaymentCore, pending: PendingOperation, notif
   // What the stored event said, not the signal: an approved capture or void ends the payment.
   if (result.paymentStatus !== 'SUCCEEDED' && result.paymentStatus !== 'CANCELED') core.facts.lastError = { code: `${pending.operation}_failed` };
   core.setStatus(result.paymentStatus);
-  core.publish(result.eventIds);
 }

@@ -88,7 +88,6 @@ async function captureFailed(core: PaymentCore, chargeId: string, notification: 
   core.facts.capturedAmount = 0;
   core.facts.lastError = { code: 'capture_failed' };
   core.setStatus('AUTHORIZED');
-  core.publish(result.eventIds);
   return result.outcome;
 }
 

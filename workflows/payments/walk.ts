@@ -27,7 +27,6 @@ export async function walk(core: PaymentCore, confirm: ConfirmInput, start: Walk
     core.facts.routingPlanId = plan.routingPlanId;
     core.facts.candidates = plan.candidates.map((c) => ({ providerConfigId: c.providerConfigId, providerId: c.providerId, methodId: c.methodId, estimatedFee: c.estimatedFee }));
     core.facts.currentIndex = undefined;
-    core.publish(plan.eventIds);
     if (plan.candidates.length === 0) {
       core.facts.lastError = { code: 'no_eligible_provider' };
       core.setStatus('FAILED');
@@ -88,7 +87,6 @@ async function attemptEach(core: PaymentCore, confirm: ConfirmInput, plan: PlanR
     if (result.authenticated) authenticatedBy = args.chargeId;
     if (canceled && result.outcome !== 'approved') {
       // Canceled while the customer was authenticating: the cancel that asked takes it from here.
-      core.publish(result.eventIds);
       return;
     }
     const step = nextStep({ outcome: result.outcome, decline: result.decline, lastCandidate: args.lastCandidate, stepUpAsked: args.threeDSecure?.requested === true });
@@ -112,7 +110,6 @@ async function attempt(core: PaymentCore, args: AttemptArgs, made?: AttemptResul
   if (result.outcome === 'unknown') result = await reconcile(core, args, summary);
   if (result.outcome === 'requires_action') {
     core.setStatus(result.paymentStatus);
-    core.publish(result.eventIds);
     ({ result, canceled } = await awaitAuthentication(core, args));
     if (result.outcome === 'unknown') result = await reconcile(core, args, summary);
   }
@@ -123,7 +120,6 @@ async function attempt(core: PaymentCore, args: AttemptArgs, made?: AttemptResul
 /** Records where an attempt left the payment; a step-up keeps it PROCESSING (the activity did too) for the same candidate's retry. */
 async function settleAttempt(core: PaymentCore, args: AttemptArgs, result: AttemptResult, step: NextStep): Promise<void> {
   if (step.kind === 'step_up') {
-    core.publish(result.eventIds);
     return;
   }
   if (result.outcome === 'approved') {
@@ -135,7 +131,6 @@ async function settleAttempt(core: PaymentCore, args: AttemptArgs, result: Attem
   }
   if (result.declineCode) core.facts.lastError = { code: result.declineCode };
   core.setStatus(result.paymentStatus);
-  core.publish(result.eventIds);
 }
 
 /**

@@ -8,7 +8,6 @@ import {
   RefundAcceptance, RefundActivities, refundQueries, RefundRef, RefundResult, refundSignals, RefundState, RefundStatus, refundUpdates,
   RefundWorkflowInput,
 } from '../../contracts/refunds';
-import { eventFanOut } from '../webhooks/fan-out';
 
 /**
  * Short Postgres work: quick retries, forever while the database is away (money state must always land).
@@ -66,9 +65,6 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
       state.needsAttention ? `NEEDS ATTENTION: ${state.needsAttention.step} stopped on ${state.needsAttention.reason}; the payment is flagged` : '',
     ].filter(Boolean).join('\n'));
   };
-  const publish = async (eventIds: string[]) => {
-    if (eventIds.length) await eventFanOut.fanOutEvents({ environment: input.environment, eventIds });
-  };
 
   setHandler(refundQueries.state, () => state);
   // The processor's notifications about this refund, each stored event once, until one settles it.
@@ -100,7 +96,6 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.ProviderConfigId, value: reservation.providerConfigId }]);
   }
   setStatus(reservation.status);
-  await publish(reservation.eventIds);
 
   if (state.status === 'PENDING') {
     const ref: RefundRef = {
@@ -120,7 +115,6 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
     }
     state.failureReason = result.failureReason;
     setStatus(result.status);
-    await publish(result.eventIds);
     if (result.status === 'SUCCEEDED' && result.reversalWindowMs) await watchForReversal(ref, result.reversalWindowMs);
   }
   await condition(allHandlersFinished);
@@ -174,7 +168,6 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
         if (reversal.status !== 'FAILED') continue;
         state.failureReason = reversal.failureReason;
         setStatus('FAILED');
-        await publish(reversal.eventIds);
         return;
       }
     } finally {

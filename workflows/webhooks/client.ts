@@ -1,6 +1,6 @@
 /**
  * The webhooks command client: the only client-side code that starts, signals or awaits the webhook
- * workflows (used by the API, the ops CLI and the fan-out activity). Workflows are started through
+ * workflows (used by the API, the ops CLI and the event dispatcher's fan-out). Workflows are started through
  * their functions, and Temporal's failures are read by type into the error catalogue.
  */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
@@ -14,7 +14,6 @@ import {
   type WebhookEnvironment, type WebhookSecretRotationInput, type WebhookVerificationResult,
 } from '../../contracts/webhooks';
 import { webhookDeliveryWorkflow } from './delivery';
-import { webhookFanOutWorkflow } from './fan-out';
 import { webhookSecretRotationWorkflow } from './secret-rotation';
 import { webhookVerificationWorkflow } from './verification';
 
@@ -175,11 +174,6 @@ export function webhookClient(client: Client, options: { webhookRetrySchedule?: 
     async abandonSecretRotation(endpointId: string, rotation: number): Promise<void> {
       await client.workflow.getHandle(WEBHOOK_WORKFLOW_IDS.secretRotation(endpointId, rotation))
         .terminate('the secret swap it was started for failed');
-    },
-
-    /** Fans events out from outside a workflow (ops tools, the benchmark) without waiting; workflows call the activity. */
-    async startFanOut(environment: WebhookEnvironment, eventIds: string[], workflowId: string): Promise<void> {
-      await client.workflow.start(webhookFanOutWorkflow, { workflowId, taskQueue: TASK_QUEUES.webhooks, args: [{ environment, eventIds }] });
     },
   };
   return commands;
