@@ -5,7 +5,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import type { Db } from '../../db/knex';
 import type { ProcessLease } from '../../db/process-lease';
 import {
-  claimIdempotencyKey, findIdempotencyKey, releaseIdempotencyKey, reserveIdempotentResource, storeIdempotentAnswer,
+  claimIdempotencyKey, findIdempotencyKey, IdempotencyClaim, IdempotencyRow, releaseIdempotencyKey, reserveIdempotentResource, storeIdempotentAnswer,
 } from '../../db/idempotency';
 import { ApiError, errorBody } from '../errors';
 import type { Vault } from '../../lib/vault';
@@ -19,6 +19,9 @@ const RETENTION_MS = 24 * 60 * 60 * 1000;
  * while the lease could not be had, or a request hung this long in a process still alive.
  */
 const STALE_LOCK_MS = 5 * 60 * 1000;
+/** How often a claim whose release failed is tried again, and how many such claims a process keeps. */
+const RELEASE_RETRY_MS = 1_000;
+const MAX_LEFT_CLAIMS = 10_000;
 
 /**
  * Keys are scoped to the credential, not only to the account: a key that another credential of the
@@ -78,6 +81,7 @@ function kept(status: number): boolean {
  * caller allowed to make the request.
  */
 export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: Vault): Koa.Middleware {
+  const left = leftClaims(db);
   return async (ctx, next) => {
     const key = idempotencyKeyOf(ctx);
     if (!key) return next();
@@ -87,36 +91,70 @@ export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: 
     const scope = scopeOf(ctx.state.principal as Principal, ctx.query.account_id);
     const hash = requestHash(ctx, pepper);
 
-    const claimed = await claimIdempotencyKey(db, {
+    const claim = await claimIdempotencyKey(db, {
       scope, key, requestHash: hash, ownerLease: await lease.id(), retentionMs: RETENTION_MS, staleAfterMs: STALE_LOCK_MS,
     });
-    if (!claimed) {
-      const row = await findIdempotencyKey(db, scope, key);
-      if (!row) throw new ApiError('idempotency_key_in_use'); // released between our two statements
-      if (row.request_hash !== hash) throw new ApiError('idempotency_key_reused');
-      if (row.state !== 'done') throw new ApiError('idempotency_key_in_use'); // or released meanwhile: retry
-      ctx.status = row.response_status ?? 200;
-      ctx.set(row.response_headers ?? {});
-      ctx.set('Idempotent-Replayed', 'true');
-      idempotencyReplays.inc();
-      ctx.body = unseal(vault, row.response_body);
-      return;
-    }
+    if (!claim) return replay(ctx, await findIdempotencyKey(db, scope, key), hash, vault);
 
     ctx.state.idempotency = {
-      reserve: (fresh: string) => reserveIdempotentResource(db, scope, key, fresh),
+      reserve: (fresh: string) => reserveIdempotentResource(db, claim, fresh),
       commandId: commandIdOf(pepper, scope, key),
     } satisfies IdempotencyState;
+    const finish = (status: number, body: unknown, headers: Record<string, string>) => (kept(status)
+      ? store(db, vault, claim, status, body, headers)
+      : releaseIdempotencyKey(db, claim)
+    ).catch((err: unknown) => { left.add(claim); throw err; });
     try {
       await next();
     } catch (err) {
       const apiError = toApiError(err, ctx.state.requestId);
-      if (kept(apiError.status)) await store(db, vault, scope, key, apiError.status, errorBody(apiError), apiError.headers);
-      else await releaseIdempotencyKey(db, scope, key);
+      await finish(apiError.status, errorBody(apiError), apiError.headers).catch(() => {});
       throw apiError;
     }
-    if (kept(ctx.status)) await store(db, vault, scope, key, ctx.status, ctx.body, {});
-    else await releaseIdempotencyKey(db, scope, key);
+    await finish(ctx.status, ctx.body, {});
+  };
+}
+
+/** Answers a request whose key another claim holds: its stored reply, or why there is none. */
+function replay(ctx: Koa.Context, row: IdempotencyRow | undefined, hash: string, vault: Vault): void {
+  if (!row) throw new ApiError('idempotency_key_in_use'); // released between our two statements
+  if (row.request_hash !== hash) throw new ApiError('idempotency_key_reused');
+  if (row.state !== 'done') throw new ApiError('idempotency_key_in_use'); // or released meanwhile: retry
+  ctx.status = row.response_status ?? 200;
+  ctx.set(row.response_headers ?? {});
+  ctx.set('Idempotent-Replayed', 'true');
+  idempotencyReplays.inc();
+  ctx.body = unseal(vault, row.response_body);
+}
+
+/**
+ * Claims whose request ended but could not be finished, Postgres being unreachable at that moment (a
+ * cut mid-request). Left as they are, they look held by this process, alive, and would answer every
+ * retry of the key with 409 for STALE_LOCK_MS; so the process releases them itself, once a second until
+ * Postgres answers. The client saw a 5xx, so releasing (not storing) is the answer that keeps a retry
+ * able to succeed, under the resource id reserved for it.
+ */
+function leftClaims(db: Db): { add(claim: IdempotencyClaim): void } {
+  const waiting = new Map<string, IdempotencyClaim>();
+  let timer: NodeJS.Timeout | undefined;
+  const releaseAll = async () => {
+    for (const [id, claim] of waiting) {
+      const released = await releaseIdempotencyKey(db, claim).then(() => true, () => false);
+      if (!released) break; // Postgres is still away: try again on the next tick
+      waiting.delete(id);
+    }
+    timer = undefined;
+    if (waiting.size) schedule();
+  };
+  const schedule = () => {
+    timer ??= setTimeout(() => void releaseAll(), RELEASE_RETRY_MS);
+    timer.unref();
+  };
+  return {
+    add(claim) {
+      if (waiting.size < MAX_LEFT_CLAIMS) waiting.set(claim.claimId, claim);
+      schedule();
+    },
   };
 }
 
@@ -124,8 +162,8 @@ export function idempotency(db: Db, lease: ProcessLease, pepper: string, vault: 
  * Stored replies are sealed with the vault: a reply may be the one moment a secret is shown (a new API
  * key, a webhook signing secret), and the idempotency table must not keep it readable for 24 hours.
  */
-async function store(db: Db, vault: Vault, scope: string, key: string, status: number, body: unknown, headers: Record<string, string>) {
-  await storeIdempotentAnswer(db, scope, key, { status, body: { sealed: vault.encryptJson(body ?? null) }, headers });
+async function store(db: Db, vault: Vault, claim: IdempotencyClaim, status: number, body: unknown, headers: Record<string, string>) {
+  await storeIdempotentAnswer(db, claim, { status, body: { sealed: vault.encryptJson(body ?? null) }, headers });
 }
 
 function unseal(vault: Vault, stored: unknown): unknown {

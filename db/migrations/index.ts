@@ -23,6 +23,7 @@ import * as disputes from './023_disputes';
 import * as disputePaymentIndex from './024_dispute_payment_index';
 import * as savedCardCvc from './025_saved_card_cvc';
 import * as eventOutbox from './026_event_outbox';
+import * as idempotencyClaim from './027_idempotency_claim';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -52,6 +53,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['024_dispute_payment_index', disputePaymentIndex],
   ['025_saved_card_cvc', savedCardCvc],
   ['026_event_outbox', eventOutbox],
+  ['027_idempotency_claim', idempotencyClaim],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
