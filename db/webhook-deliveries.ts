@@ -87,17 +87,19 @@ export async function listDeadLettered(db: Knex, env: Environment, filter: { end
 
 export type NewDelivery = Pick<WebhookDeliveryRow, 'id' | 'account_id' | 'endpoint_id' | 'event_id' | 'event_type' | 'payload' | 'workflow_id'>;
 
-/** New pending deliveries; one per event and endpoint, so a repeated fan-out adds nothing. */
-export async function insertDeliveries(db: Knex, env: Environment, rows: NewDelivery[]): Promise<void> {
-  if (!rows.length) return;
+/**
+ * Writes the events' new pending deliveries, one per event and endpoint (a repeated fan-out adds none),
+ * and answers every delivery of the events, new or written before, by id: one statement. The table's
+ * scan runs in the statement's snapshot, before the insert, so the two halves never hold the same row.
+ */
+export async function insertDeliveriesOf(db: Knex, env: Environment, eventIds: string[], rows: NewDelivery[]): Promise<WebhookDeliveryRow[]> {
+  if (!rows.length) return deliveries(db, env).whereIn('event_id', eventIds).orderBy('id');
   const now = new Date();
-  await deliveries(db, env).insert(rows.map((r) => ({ ...r, status: 'pending' as const, next_attempt_at: now })))
-    .onConflict(['event_id', 'endpoint_id']).ignore();
-}
-
-/** Every delivery of some events, by id. */
-export async function deliveriesOfEvents(db: Knex, env: Environment, eventIds: string[]): Promise<WebhookDeliveryRow[]> {
-  return deliveries(db, env).whereIn('event_id', eventIds).orderBy('id');
+  const inserted = deliveries(db, env).insert(rows.map((r) => ({ ...r, status: 'pending' as const, next_attempt_at: now })))
+    .onConflict(['event_id', 'endpoint_id']).ignore().returning('*');
+  const all: WebhookDeliveryRow[] = await db.with('inserted', inserted).select('*').from('inserted')
+    .unionAll((earlier) => { void earlier.select('*').from(envTable(env, 'webhook_deliveries')).whereIn('event_id', eventIds); });
+  return all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Names the workflow that makes a delivery's attempts from now on, unless one is named already. */

@@ -142,9 +142,9 @@ export async function recordVerification(db: Knex, env: Environment, run: { endp
   });
 }
 
-/** The enabled endpoints of an account, with their event filters (the fan-out's targets). */
-export async function enabledEndpointsOf(db: Knex, env: Environment, accountId: string): Promise<Pick<WebhookEndpointRow, 'id' | 'events'>[]> {
-  return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select('id', 'events');
+/** The enabled endpoints of an account, whole: the fan-out's targets, which its first attempts sign and send with. */
+export async function enabledEndpointsOf(db: Knex, env: Environment, accountId: string): Promise<WebhookEndpointRow[]> {
+  return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false });
 }
 
 /**

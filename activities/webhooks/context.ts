@@ -8,8 +8,11 @@ import type { AttemptDeliveryArgs, AttemptOutcome } from '../../contracts/webhoo
 
 /** What makes an attempt, for the delivery workflow's activity and the fan-out's first attempt alike (delivery.ts). */
 export interface DeliveryAttempts {
-  /** One attempt of `delivery` as `input` asks, with the account's slot held: see attemptWebhookDelivery. */
-  attemptDelivery(input: AttemptDeliveryArgs, delivery: WebhookDeliveryRow): Promise<AttemptOutcome>;
+  /**
+   * One attempt of `delivery` as `input` asks, with the account's slot held: see attemptWebhookDelivery.
+   * `endpoint` is its endpoint as the caller read it a moment ago (the fan-out's), else it is read here.
+   */
+  attemptDelivery(input: AttemptDeliveryArgs, delivery: WebhookDeliveryRow, endpoint?: WebhookEndpointRow): Promise<AttemptOutcome>;
 }
 
 /**

@@ -41,14 +41,14 @@ export function deliveryActivities(context: WebhookActivityContext): Pick<Webhoo
 export function deliveryAttempts({ db, config, vault, agent, allowPrivate }: Omit<WebhookActivityContext, 'attempts'>): DeliveryAttempts {
   const slots = new AccountSlots(config.webhookAccountConcurrency);
   return {
-    async attemptDelivery(input, delivery) {
+    async attemptDelivery(input, delivery, known) {
       const env = input.environment;
       // Settled already (the fan-out's first attempt, racing a late start of this delivery's workflow):
       // nothing is sent again. A replay claims the row back to pending before it starts.
       if (delivery.status === 'succeeded' || delivery.status === 'dead_lettered') {
         return { next: 'done', status: delivery.status, attemptNo: null, statusCode: null, delayMs: null };
       }
-      const endpoint = await findEndpoint(db, env, delivery.endpoint_id);
+      const endpoint = known ?? await findEndpoint(db, env, delivery.endpoint_id);
       if (!endpoint || endpoint.deleted || endpoint.status !== 'enabled') {
         // The endpoint stopped taking events while this delivery waited: park it; recover re-sends it.
         await parkDelivery(db, env, delivery.id, !endpoint || endpoint.deleted ? 'the endpoint was deleted' : `the endpoint is ${endpoint.status}`);

@@ -1,10 +1,10 @@
 import { findPayment } from '../../db/payments';
 import type { Db } from '../../db/knex';
-import { eventsByIds, type EventRow } from '../../db/events';
-import { deliveriesOfEvents, insertDeliveries, nameDeliveryWorkflow, type NewDelivery, type WebhookDeliveryRow } from '../../db/webhook-deliveries';
+import type { EventRow } from '../../db/events';
+import { insertDeliveriesOf, nameDeliveryWorkflow, type NewDelivery, type WebhookDeliveryRow } from '../../db/webhook-deliveries';
 import { logger } from '../../lib/logger';
 import { jittered, parseRetrySchedule } from '../../lib/webhook-retry';
-import { enabledEndpointsOf } from '../../db/webhooks';
+import { enabledEndpointsOf, type WebhookEndpointRow } from '../../db/webhooks';
 import { newId } from '../../lib/ids';
 import { iso } from '../../lib/timestamps';
 import { filterMatches } from '../../lib/webhook-events';
@@ -51,20 +51,22 @@ const FIRST_ATTEMPTS_MAX = 20;
 /** A delivery the fan-out hands to a workflow of its own, with what was already tried. */
 interface Handover { delivery: WebhookDeliveryRow; resume?: DeliveryResume }
 
-/** The rows to insert for some events: one per event and enabled endpoint whose filter matches. */
-async function newDeliveries(db: Db, env: WebhookEnvironment, eventIds: string[]): Promise<NewDelivery[]> {
-  const endpointsByAccount = new Map<string, Awaited<ReturnType<typeof enabledEndpointsOf>>>();
+/** The rows to insert for some events: one per event and enabled endpoint whose filter matches; and those endpoints, by id. */
+async function newDeliveries(db: Db, env: WebhookEnvironment, events: EventRow[]) {
+  const endpointsByAccount = new Map<string, WebhookEndpointRow[]>();
+  const targets = new Map<string, WebhookEndpointRow>();
   const rows: NewDelivery[] = [];
-  for (const event of await eventsByIds(db, env, eventIds)) {
+  for (const event of events) {
     if (!endpointsByAccount.has(event.account_id)) endpointsByAccount.set(event.account_id, await enabledEndpointsOf(db, env, event.account_id));
     const endpoints = endpointsByAccount.get(event.account_id)!.filter((e) => filterMatches(e.events ?? ['*'], event.event));
     if (!endpoints.length) continue;
     const payload = await buildEventPayload(db, env, event);
     for (const endpoint of endpoints) {
+      targets.set(endpoint.id, endpoint);
       rows.push({ id: newId('whd'), account_id: event.account_id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.event, payload, workflow_id: null });
     }
   }
-  return rows;
+  return { rows, targets };
 }
 
 /**
@@ -92,7 +94,8 @@ export interface FanOutResult {
   started: number;
 }
 
-export type EventFanOut = (env: WebhookEnvironment, eventIds: string[]) => Promise<FanOutResult>;
+/** Fans out events as claimed (db/events.ts claimDueEvents), oldest first. */
+export type EventFanOut = (env: WebhookEnvironment, events: EventRow[]) => Promise<FanOutResult>;
 
 /**
  * The fan-out of events to webhook deliveries, as the event dispatcher runs it (outbox.ts); idempotent, so
@@ -112,12 +115,12 @@ export function eventFanOut({ db, config, attempts }: WebhookActivityContext, cl
    * for good, its endpoint gone) needs no workflow; one to retry, or not attempted (the account's slots
    * taken, the attempt failed), is handed over.
    */
-  async function firstAttempts(env: WebhookEnvironment, fresh: WebhookDeliveryRow[]) {
+  async function firstAttempts(env: WebhookEnvironment, fresh: WebhookDeliveryRow[], targets: Map<string, WebhookEndpointRow>) {
     const handovers: Handover[] = [];
     let settled = 0;
     await Promise.all(fresh.map(async (delivery) => {
       const input = { environment: env, deliveryId: delivery.id, trigger: 'automatic' as const, scheduledDelayMs: firstRetryDelayMs() };
-      const outcome = await attempts.attemptDelivery(input, delivery).catch((err: unknown) => {
+      const outcome = await attempts.attemptDelivery(input, delivery, targets.get(delivery.endpoint_id)).catch((err: unknown) => {
         logger.warn({ err, delivery_id: delivery.id }, 'the fan-out\'s first webhook attempt failed; its workflow makes it');
         return undefined;
       });
@@ -142,12 +145,12 @@ export function eventFanOut({ db, config, attempts }: WebhookActivityContext, cl
     return started;
   }
 
-  return async (env, eventIds) => {
-    if (!eventIds.length) return { deliveryIds: [], settled: 0, started: 0 };
-    await insertDeliveries(db, env, await newDeliveries(db, env, eventIds));
-    const deliveries = await deliveriesOfEvents(db, env, eventIds);
+  return async (env, events) => {
+    if (!events.length) return { deliveryIds: [], settled: 0, started: 0 };
+    const { rows, targets } = await newDeliveries(db, env, events);
+    const deliveries = await insertDeliveriesOf(db, env, events.map((e) => e.id), rows);
     const { fresh, handovers } = splitUnsettled(deliveries, Date.now());
-    const first = await firstAttempts(env, fresh);
+    const first = await firstAttempts(env, fresh, targets);
     const toStart = [...handovers, ...first.handovers];
     const started = toStart.length ? await handOver(env, toStart, webhookClient(await client(), config)) : 0;
     return { deliveryIds: deliveries.map((d) => d.id), settled: first.settled, started };

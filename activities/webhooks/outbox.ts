@@ -1,6 +1,6 @@
 import { Client as PgClient } from 'pg';
 import { context as otelContext, ROOT_CONTEXT, trace, TraceFlags, type Context as OtelContext } from '@opentelemetry/api';
-import { claimDueEvents, EVENTS_DUE_CHANNEL, fanOutLater, markFannedOut, type DueEvent } from '../../db/events';
+import { claimDueEvents, EVENTS_DUE_CHANNEL, fanOutLater, markFannedOut, type EventRow } from '../../db/events';
 import type { Db } from '../../db/knex';
 import { ENV_SCHEMAS, type Environment } from '../../db/environments';
 import type { Config } from '../../lib/config';
@@ -45,9 +45,9 @@ export function eventDispatcher(db: Db, config: Config, fanOut: EventFanOut, opt
   let stopped = false;
 
   /** One claimed batch: each event fans out in the trace that caused it; the batch is cleared or put off as one. */
-  function dispatch(env: Environment, events: DueEvent[]): void {
+  function dispatch(env: Environment, events: EventRow[]): void {
     const ids = events.map((e) => e.id);
-    const done = Promise.all(events.map((event) => otelContext.with(causedBy(event), () => tracedFanOut(fanOut, env, event.id))))
+    const done = Promise.all(events.map((event) => otelContext.with(causedBy(event), () => tracedFanOut(fanOut, env, event))))
       .then(() => markFannedOut(db, env, ids), async (err: unknown) => {
         logger.warn({ err, event_ids: ids }, 'an event fan-out failed; its events are due again shortly');
         await fanOutLater(db, env, ids, retryMs);
@@ -96,10 +96,10 @@ export function eventDispatcher(db: Db, config: Config, fanOut: EventFanOut, opt
 }
 
 /** The fan-out of one event under a span of its own. */
-async function tracedFanOut(fanOut: EventFanOut, env: Environment, eventId: string): Promise<void> {
-  await trace.getTracer('switchboard').startActiveSpan('fanOutEvents', { attributes: { 'switchboard.event_id': eventId } }, async (span) => {
+async function tracedFanOut(fanOut: EventFanOut, env: Environment, event: EventRow): Promise<void> {
+  await trace.getTracer('switchboard').startActiveSpan('fanOutEvents', { attributes: { 'switchboard.event_id': event.id } }, async (span) => {
     try {
-      await fanOut(env, [eventId]);
+      await fanOut(env, [event]);
     } finally {
       span.end();
     }
@@ -107,7 +107,7 @@ async function tracedFanOut(fanOut: EventFanOut, env: Environment, eventId: stri
 }
 
 /** The context of the span that caused an event (the API request), so that its fan-out continues that trace. */
-function causedBy(event: DueEvent): OtelContext {
+function causedBy(event: EventRow): OtelContext {
   const { trace_id: traceId, span_id: spanId } = event;
   if (!traceId || !spanId) return ROOT_CONTEXT;
   const parent = { traceId, spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true };

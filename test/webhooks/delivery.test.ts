@@ -82,6 +82,26 @@ describe('webhook delivery', () => {
     expect(seen.filter((q) => q.tx)).toEqual([]);
   });
 
+  it('fans an event out to a healthy endpoint in three statements: its endpoints, its deliveries written and read as one, the attempt', async () => {
+    const m = await createMerchant(stack);
+    const r = await receiver();
+    await enabledEndpoint(stack, m, r);
+    const eventIds = await appendHeld(stack, 'production', [{ event: 'charge.failed', accountId: m.account.id, workspaceId: m.workspaceId }]);
+    const seen: string[] = [];
+    const onQuery = (q: { sql: string }) => seen.push(q.sql);
+    stack.db.on('query', onQuery);
+    const fannedOut = await fanOutFor(stack)('production', eventIds).finally(() => stack.db.off('query', onQuery));
+    expect(fannedOut.settled).toBe(1);
+    await waitForDelivery(stack, m, fannedOut.deliveryIds[0], 'succeeded');
+    // The dispatcher hands the fan-out its claimed events whole. Left out: the events table, which this
+    // test's harness reads first and the test worker's own dispatcher polls meanwhile.
+    const fanOut = seen.filter((sql) => sql.includes('"live".') && !/^(select \* from|update) "live"."events"/.test(sql));
+    expect(fanOut).toHaveLength(3);
+    expect(fanOut[0]).toMatch(/^select \* from "live"."webhook_endpoints" where "account_id" = /);
+    expect(fanOut[1]).toMatch(/^with "inserted" as \(insert into "live"."webhook_deliveries" .* returning \*\) select \* from "inserted" union all select \* from "live"."webhook_deliveries" where "event_id" in/s);
+    expect(fanOut[2]).toMatch(/^with "recorded" as \(update "live"."webhook_deliveries"/);
+  });
+
   it('embeds the payment when the event has one, and only matching, enabled endpoints receive the event', async () => {
     const m = await createMerchant(stack);
     const all = await receiver();

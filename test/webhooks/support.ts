@@ -2,7 +2,7 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { appendEvents, markFannedOut, type EventRecord } from '../../db/events';
+import { appendEvents, eventsByIds, markFannedOut, type EventRecord } from '../../db/events';
 import { webhookActivities, webhookContext } from '../../activities/webhooks';
 import { eventFanOut } from '../../activities/webhooks/fan-out';
 import type { Environment } from '../../db/environments';
@@ -132,7 +132,8 @@ export function activitiesFor(stack: TestStack, config: Partial<TestStack['confi
 
 /** The fan-out as a worker's dispatcher runs it, wired to the stack, `config` over the stack's; `temporal` starts delivery workflows. */
 export function fanOutFor(stack: TestStack, config: Partial<TestStack['config']> = {}, temporal = stack.deps.temporal) {
-  return eventFanOut(webhookContext({ db: stack.db, config: { ...stack.config, ...config } }), temporal);
+  const fanOut = eventFanOut(webhookContext({ db: stack.db, config: { ...stack.config, ...config } }), temporal);
+  return async (env: Environment, eventIds: string[]) => fanOut(env, await eventsByIds(stack.db, env, eventIds));
 }
 
 /**
