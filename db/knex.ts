@@ -61,6 +61,16 @@ export async function runPrepared<Row>(db: Knex, statement: PreparedStatement, v
 }
 
 /**
+ * A connection of its own, outside `db`'s pool and with its settings, named `<process>:<purpose>` in
+ * pg_stat_activity: for a session that must outlive any one query (a lease's lock, a LISTEN). Its owner
+ * connects it, ends it, and opens another when it drops.
+ */
+export function ownConnection(db: Knex, purpose: string): pg.Client {
+  const settings = db.client.config.connection as pg.ClientConfig;
+  return new pg.Client({ ...settings, application_name: `${settings.application_name ?? 'switchboard'}:${purpose}` });
+}
+
+/**
  * A statement of another store run with one of this store's, as a data-modifying CTE of it: one round
  * trip instead of two, each table still written by its own store's builder. Postgres runs every
  * data-modifying CTE exactly once, whether or not the main statement reads it; they share one snapshot

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
-import type { Db } from './knex';
+import { ownConnection, type Db } from './knex';
 
 /**
  * A process's lease: a session-level advisory lock held on a connection of its own for as long as the
@@ -20,14 +20,13 @@ export const LEASE_LOCK_CLASS = 0x5b1d;
 const RECONNECT_AFTER_MS = 1_000;
 
 export function processLease(db: Db, log: (message: string, err: unknown) => void = () => {}): ProcessLease {
-  const settings = db.client.config.connection as pg.ClientConfig;
   let held: Promise<{ client: pg.Client; id: number }> | undefined;
   let lastId: number | undefined;
   let failedAt = 0;
   let closed = false;
 
   const acquire = async () => {
-    const client = new pg.Client({ ...settings, application_name: `${settings.application_name ?? 'switchboard'}:lease` });
+    const client = ownConnection(db, 'lease');
     // Either event means the session, and with it the lock, is gone: the next id() takes it again.
     client.on('error', (err) => log('process lease connection lost', err));
     client.on('end', () => { held = undefined; });

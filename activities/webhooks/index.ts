@@ -32,5 +32,5 @@ export function webhookActivities(deps: ActivityDeps): WebhookActivities {
  * process's webhook context, and starts delivery workflows through `client` (the worker's own).
  */
 export function webhookDispatcher(context: WebhookActivityContext, client: () => Promise<Client>, options?: DispatcherOptions): EventDispatcher {
-  return eventDispatcher(context.db, context.config, eventFanOut(context, client), options);
+  return eventDispatcher(context.db, eventFanOut(context, client), options);
 }

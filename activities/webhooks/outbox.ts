@@ -1,9 +1,8 @@
-import { Client as PgClient } from 'pg';
+import type { Client as PgClient } from 'pg';
 import { context as otelContext, ROOT_CONTEXT, trace, TraceFlags, type Context as OtelContext } from '@opentelemetry/api';
 import { claimDueEvents, EVENTS_DUE_CHANNEL, fanOutLater, markFannedOut, type EventRow } from '../../db/events';
-import type { Db } from '../../db/knex';
+import { ownConnection, type Db } from '../../db/knex';
 import { ENV_SCHEMAS, type Environment } from '../../db/environments';
-import type { Config } from '../../lib/config';
 import { logger } from '../../lib/logger';
 import type { EventFanOut } from './fan-out';
 
@@ -36,7 +35,7 @@ export interface EventDispatcher {
 
 const DEFAULTS: Required<DispatcherOptions> = { batch: 10, inFlight: 4, leaseMs: 30_000, pollMs: 1_000, retryMs: 5_000 };
 
-export function eventDispatcher(db: Db, config: Config, fanOut: EventFanOut, options: DispatcherOptions = {}): EventDispatcher {
+export function eventDispatcher(db: Db, fanOut: EventFanOut, options: DispatcherOptions = {}): EventDispatcher {
   const { batch, inFlight: maxInFlight, leaseMs, pollMs, retryMs } = { ...DEFAULTS, ...options };
   const wakeup = new Wakeup();
   const running = new Set<Promise<void>>();
@@ -78,7 +77,7 @@ export function eventDispatcher(db: Db, config: Config, fanOut: EventFanOut, opt
 
   return {
     async run() {
-      const listener = new Listener(config.databaseUrl!, (schema) => wakeup.wake(environmentOfSchema(schema)));
+      const listener = new Listener(db, (schema) => wakeup.wake(environmentOfSchema(schema)));
       listener.start();
       let envs = ENVIRONMENTS;
       while (!stopped) {
@@ -160,10 +159,10 @@ class Listener {
   private client?: PgClient;
   private stopped = false;
 
-  constructor(private readonly url: string, private readonly onNotice: (schema: string) => void) {}
+  constructor(private readonly db: Db, private readonly onNotice: (schema: string) => void) {}
 
   start(): void {
-    const client = new PgClient({ connectionString: this.url, application_name: `${process.env.SB_PROCESS ?? 'switchboard'}-events` });
+    const client = ownConnection(this.db, 'events');
     this.client = client;
     client.on('notification', (notice) => this.onNotice(notice.payload ?? ''));
     client.on('error', (err) => {
