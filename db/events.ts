@@ -149,16 +149,15 @@ export { EVENTS_DUE_CHANNEL } from './migrations/026_event_outbox';
 /**
  * Claims up to `limit` events due for a fan-out, oldest due first, and holds them for `leaseMs`: another
  * dispatcher skips them until then, and takes them again if this one never finishes. Answers the events
- * whole (the fan-out builds their deliveries from them; each keeps the span that caused it), oldest first.
+ * whole (the fan-out builds their deliveries from them; each keeps the span that caused it), in no order:
+ * each fans out on its own.
  */
 export async function claimDueEvents(db: Knex, env: Environment, limit: number, leaseMs: number): Promise<EventRow[]> {
   const due = events(db, env).where('fan_out_due', '<=', db.fn.now()).orderBy('fan_out_due').limit(limit).forUpdate().skipLocked().select('id');
   const rows = await events(db, env).whereIn('id', due)
     .update({ fan_out_due: db.raw('now() + make_interval(secs => ?)', [leaseMs / 1000]) }).returning('*');
-  return (rows as EventRow[]).sort(oldestFirst);
+  return rows as EventRow[];
 }
-
-const oldestFirst = (a: EventRow, b: EventRow) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The events' fan-outs are done: their deliveries exist, each attempted or handed to its workflow. */
 export async function markFannedOut(db: Knex, env: Environment, ids: string[]): Promise<void> {

@@ -94,7 +94,7 @@ export interface FanOutResult {
   started: number;
 }
 
-/** Fans out events as claimed (db/events.ts claimDueEvents), oldest first. */
+/** Fans out events as claimed (db/events.ts claimDueEvents), whole. */
 export type EventFanOut = (env: WebhookEnvironment, events: EventRow[]) => Promise<FanOutResult>;
 
 /**
