@@ -40,8 +40,8 @@ export const COUNTED_UP_TO = 10_000;
  * (…, created_at, id) indexes answer by seeking, however deep the page. A page number still works
  * (an offset, read past row by row); only it comes with a `total`, a cursor page does not.
  */
-export async function keysetPage<T extends object>(
-  db: Knex, base: () => Knex.QueryBuilder<T, T[]>, request: KeysetRequest,
+export async function keysetPage<T extends object, R extends object = T>(
+  db: Knex, base: () => Knex.QueryBuilder<R, T[]>, request: KeysetRequest,
 ): Promise<KeysetPage<T>> {
   const { limit } = request;
   if ('endingBefore' in request) {
@@ -58,8 +58,9 @@ export async function keysetPage<T extends object>(
   const [rows, [{ count }]] = await Promise.all([
     newestFirst().offset((request.page - 1) * limit),
     // In the list's order, so the planner counts along the same index (an index-only scan of at most
-    // COUNTED_UP_TO entries) rather than a sequential scan it hopes to stop early.
-    db.from(base().select(db.raw('1')).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(COUNTED_UP_TO + 1).as('matching'))
+    // COUNTED_UP_TO entries) rather than a sequential scan it hopes to stop early. Whatever columns the
+    // page selects are cleared, so the scan stays index-only.
+    db.from(base().clearSelect().select(db.raw('1')).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(COUNTED_UP_TO + 1).as('matching'))
       .count<{ count: string }[]>({ count: '*' }),
   ]);
   const total = Number(count);

@@ -5,17 +5,18 @@ import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
 import { insertIfFirstWrote, runPrepared, withAlongside, type NamedAlongside, type PreparedStatement } from './knex';
 import {
-  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, withFailedConfirmation,
-  type AnsweredCharge, type AnsweredPayment, type ChargeDisputes, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
+  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, SHOWN_PAYMENT_COLUMNS,
+  withFailedConfirmation, type AnsweredCharge, type ChargeDisputes, type ListedPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
 } from './payment-rows';
 
 // The rows' types and their patches live in db/payment-rows.ts, what recording an outcome writes in
 // db/payment-outcomes.ts; their importers read them from here too.
 export type {
   AnsweredCharge, AnsweredPayment, ChargeDetails, ChargePatch, ChargePerformance, ChargeRow, ChargeState, ChargeStatus, NextAction,
-  ChargeDisputes, PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, WithClientSecret,
+  ChargeDisputes, ListedPayment, PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, ShownPayment,
+  WithClientSecret,
 } from './payment-rows';
-export { chargeAfter, paymentAfter, PAYMENT_WRITTEN } from './payment-rows';
+export { chargeAfter, paymentAfter, PAYMENT_WRITTEN, SHOWN_PAYMENT_COLUMNS } from './payment-rows';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -152,9 +153,9 @@ export interface PaymentFilter { status?: PaymentStatus; customer_id?: string }
  */
 export async function listPayments(
   db: Knex, env: Environment, accountId: string, filter: PaymentFilter, start: ListStart, limit: number,
-): Promise<KeysetPage<AnsweredPayment> | undefined> {
+): Promise<KeysetPage<ListedPayment> | undefined> {
   const base = () => {
-    const q = answeredPayments(db, env).where({ account_id: accountId });
+    const q = answeredPayments(db, env).select<ListedPayment[]>(SHOWN_PAYMENT_COLUMNS).where({ account_id: accountId });
     if (filter.status) void q.where({ status: filter.status });
     if (filter.customer_id) void q.where({ customer_id: filter.customer_id });
     return q;

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import type { PaymentMethodRow } from '../db/payment-methods';
-import type { AnsweredCharge, AnsweredPayment, ChargeRow, PaymentRow } from '../db/payments';
+import type { AnsweredCharge, AnsweredPayment, ChargeRow, PaymentRow, ShownPayment } from '../db/payments';
 import { iso } from '../lib/timestamps';
 import { PAYMENT_STATUSES } from '../contracts/payments';
 import { Resource, Timestamp } from './schemas';
@@ -199,7 +199,7 @@ export interface PaymentEmbeds {
 }
 
 /** A payment, with the embeds it is given (and only those). */
-export function serializePayment(row: PaymentRow | AnsweredPayment, embeds: PaymentEmbeds = {}): Payment {
+export function serializePayment(row: ShownPayment, embeds: PaymentEmbeds = {}): Payment {
   const payment: Payment = {
     object: 'payment',
     id: row.id,

@@ -5,7 +5,7 @@ import type { Environment } from '../../db/environments';
 import { eventsOfPayments } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
 import {
-  chargesOfPayments, readPayment, type AnsweredPayment, type ChargeDisputes, type PaymentRow, type ReadPayment,
+  chargesOfPayments, readPayment, type AnsweredPayment, type ChargeDisputes, type PaymentRow, type ReadPayment, type ShownPayment,
 } from '../../db/payments';
 import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
@@ -56,7 +56,7 @@ const NO_DISPUTES: PageDisputes = { byPayment: new Map(), byCharge: new Map() };
  * in one query. Only a payment that received money can be disputed, so a page without one (most answers
  * to a create or a confirm, failed and uncaptured payments) reads nothing.
  */
-async function pageDisputes(db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment | ReadPayment)[]): Promise<PageDisputes> {
+async function pageDisputes(db: Knex, env: Environment, rows: (ShownPayment | ReadPayment)[]): Promise<PageDisputes> {
   const received = rows.filter((r) => Number(r.amount_received ?? 0) > 0);
   if (!received.length) return NO_DISPUTES;
   const read = received.map((r) => ('disputes' in r ? r.disputes : undefined));
@@ -72,7 +72,7 @@ async function pageDisputes(db: Knex, env: Environment, rows: (PaymentRow | Answ
  * kind, whatever the number of payments (no query per row).
  */
 export async function presentPayments(
-  db: Knex, env: Environment, rows: (PaymentRow | AnsweredPayment)[], flags: PaymentIncludes, readDisputes = true,
+  db: Knex, env: Environment, rows: ShownPayment[], flags: PaymentIncludes, readDisputes = true,
 ): Promise<Payment[]> {
   if (!rows.length) return [];
   if (!flags.include_charges && !flags.include_routing_plans && !flags.include_events && !flags.include_customer) {

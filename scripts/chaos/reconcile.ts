@@ -1,6 +1,6 @@
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/environments';
-import { AnsweredCharge, AnsweredPayment, chargesOfPayments, listPayments } from '../../db/payments';
+import { AnsweredCharge, chargesOfPayments, listPayments, type ListedPayment } from '../../db/payments';
 import { listRefunds } from '../../db/refunds';
 import { listEvents } from '../../db/events';
 import type { RequestRecord, Received } from './client';
@@ -52,8 +52,8 @@ const NO_MONEY = new Set(['FAILED', 'CANCELED']);
 /** Bounds the page loops: far beyond any run's size. */
 const MAX_PAGES = 1_000;
 
-async function allPayments(db: Db, accountId: string): Promise<AnsweredPayment[]> {
-  const rows: AnsweredPayment[] = [];
+async function allPayments(db: Db, accountId: string): Promise<ListedPayment[]> {
+  const rows: ListedPayment[] = [];
   for (let page = 1; page <= MAX_PAGES; page++) {
     const listed = await listPayments(db, ENV, accountId, {}, { page }, 100);
     rows.push(...(listed?.rows ?? []));
@@ -73,7 +73,7 @@ async function allPages<T extends object>(list: (page: number) => Promise<{ rows
 }
 
 /** A payment as the details name it: its id and the client's index (which fault it met is in the run's log). */
-const label = (p: AnsweredPayment) => `${p.id} (#${(p.metadata as Record<string, unknown> | null)?.chaos_index ?? '?'})`;
+const label = (p: ListedPayment) => `${p.id} (#${(p.metadata as Record<string, unknown> | null)?.chaos_index ?? '?'})`;
 
 /** What a processor charge holds now: an open authorization, or what was captured and not refunded. */
 const heldBy = (charge: LedgerCharge) => (charge.status === 'authorized' ? charge.authorized_amount : charge.captured_amount - charge.refunded_amount);
@@ -99,7 +99,7 @@ export async function reconcile(input: {
   }
 
   // Payments by the client's index (metadata.chaos_index): none missing, none twice.
-  const byIndex = new Map<number, AnsweredPayment[]>();
+  const byIndex = new Map<number, ListedPayment[]>();
   for (const p of payments) {
     const index = Number((p.metadata as Record<string, unknown> | null)?.chaos_index);
     byIndex.set(index, [...(byIndex.get(index) ?? []), p]);
@@ -133,7 +133,7 @@ export async function reconcile(input: {
   };
 }
 
-function processorBooks(payments: AnsweredPayment[], charges: AnsweredCharge[], ledger: LedgerCharge[], details: string[]) {
+function processorBooks(payments: ListedPayment[], charges: AnsweredCharge[], ledger: LedgerCharge[], details: string[]) {
   const paymentOfCharge = new Map(charges.map((c) => [c.id, c.payment_id]));
   const atProcessor = new Map<string, LedgerCharge[]>();
   let withoutPayment = 0;
@@ -184,7 +184,7 @@ function processorBooks(payments: AnsweredPayment[], charges: AnsweredCharge[], 
 }
 
 function refundBooks(
-  payments: AnsweredPayment[], charges: AnsweredCharge[], refunds: { payment_id: string; status: string; amount: number; id: string }[],
+  payments: ListedPayment[], charges: AnsweredCharge[], refunds: { payment_id: string; status: string; amount: number; id: string }[],
   ledger: LedgerCharge[], details: string[],
 ) {
   const ledgerByKey = new Map(ledger.map((c) => [c.idempotency_key, c]));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createMerchant, type Merchant, startStack, type TestStack } from '../support/stack';
 import { seedPayments, walkList } from '../../bench/list';
 import { COUNTED_UP_TO } from '../../db/page';
+import { listPayments, SHOWN_PAYMENT_COLUMNS } from '../../db/payments';
 
 // The payments list walked by cursor (docs/api-conventions.md#pagination). Payments are written in bulk
 // straight into the table (bench/list.ts): a list reads rows only, and a walk needs many of them.
@@ -123,6 +124,18 @@ describe('listing payments by cursor', () => {
     expect(third.body).toMatchObject({ page: 3, pages: 3, total: 40, has_more: false });
     expect(third.body.data.map((p: { id: string }) => p.id)).toEqual(newestFirst.slice(30).map((p) => p.id));
     expect((await list('limit=15&page=2')).body.has_more).toBe(true);
+  });
+
+  it('reads only the columns its answer shows, and answers each payment as GET does but for its client_secret', async () => {
+    const listed = await listPayments(stack.db, 'production', m.account.id, {}, { page: 1 }, 5);
+    for (const row of listed!.rows) expect(Object.keys(row).sort()).toEqual([...SHOWN_PAYMENT_COLUMNS].sort());
+    const page = (await list('limit=5')).body.data;
+    for (const payment of page) {
+      const { client_secret: secret, temporal, ...read } = (await stack.http.get(`/v1/payments/${payment.id}`).set(bearer(m.secretKey))).body.data;
+      expect(secret).toEqual(expect.any(String));
+      expect(temporal).toBeDefined();
+      expect(payment).toEqual(read);
+    }
   });
 
   it(`counts up to ${COUNTED_UP_TO} matches; beyond, total and pages are null and has_more tells`, async () => {
