@@ -129,22 +129,17 @@ export interface ChargeRow {
 export type AnsweredPayment = AsAnswered<PaymentRow>;
 
 /**
- * The columns a payment's answer shows (serializePayment), all a list reads: not the client_secret, which
- * only the one payment's read answers, nor the return URL or the workflow's bookkeeping (version, run,
- * failed confirmations). A page of 100 payments decodes a sixth fewer fields.
+ * The columns no answer about a payment shows (serializePayment): the client_secret, which only the one
+ * payment's read answers, the return URL and the workflow's bookkeeping. A list and a webhook's payload
+ * read every other column (SHOWN_PAYMENT_COLUMNS, db/payments.ts) and not these.
  */
-export const SHOWN_PAYMENT_COLUMNS = [
-  'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status',
-  'auto_capture', 'secure_mode', 'installments', 'routing_origin', 'routing', 'amount_capturable', 'amount_received',
-  'amount_refunded', 'cancellation_reason', 'last_error', 'next_action', 'pending_operation', 'needs_attention_reason',
-  'needs_attention_at', 'metadata', 'created_at', 'updated_at',
-] as const satisfies readonly (keyof PaymentRow)[];
+export const UNSHOWN_PAYMENT_COLUMNS = ['client_secret', 'return_url', 'version', 'workflow_run_id', 'failed_confirmations'] as const;
 
-type ShownColumn = typeof SHOWN_PAYMENT_COLUMNS[number];
-/** A payment read with the columns its answer shows (a list's rows), or any fuller row. */
-export type ShownPayment = Pick<PaymentRow, ShownColumn> | Pick<AnsweredPayment, ShownColumn>;
-/** A list's row: the shown columns, its timestamps the API's text. */
-export type ListedPayment = Pick<AnsweredPayment, ShownColumn>;
+type UnshownColumn = typeof UNSHOWN_PAYMENT_COLUMNS[number];
+/** A payment read with the columns its answer shows, or any fuller row. */
+export type ShownPayment = Omit<PaymentRow, UnshownColumn> | Omit<AnsweredPayment, UnshownColumn>;
+/** A payment read with the columns its answer shows, its timestamps the API's text (a list's row, a payload's payment). */
+export type ListedPayment = Omit<AnsweredPayment, UnshownColumn>;
 /** What one charge's disputes add up to (db/disputes.ts): its chargebacks' amount (inquiries claim nothing). */
 export interface ChargeDisputes { payment_id: string; charge_id: string; amount: number }
 /**

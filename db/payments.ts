@@ -5,7 +5,7 @@ import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
 import { insertIfFirstWrote, runPrepared, withAlongside, type NamedAlongside, type PreparedStatement } from './knex';
 import {
-  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, SHOWN_PAYMENT_COLUMNS,
+  answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, UNSHOWN_PAYMENT_COLUMNS,
   withFailedConfirmation, type AnsweredCharge, type ChargeDisputes, type ListedPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
 } from './payment-rows';
 
@@ -16,7 +16,7 @@ export type {
   ChargeDisputes, ListedPayment, PaymentGuard, PaymentLastError, PaymentPatch, PaymentRow, PendingOperationRecord, ReadPayment, ShownPayment,
   WithClientSecret,
 } from './payment-rows';
-export { chargeAfter, paymentAfter, PAYMENT_WRITTEN, SHOWN_PAYMENT_COLUMNS } from './payment-rows';
+export { chargeAfter, paymentAfter, PAYMENT_WRITTEN } from './payment-rows';
 
 /**
  * The payments store: each environment's `payments` and `charges` tables (docs/payments.md), the only
@@ -31,6 +31,11 @@ export async function findPayment(db: Knex, env: Environment, id: string): Promi
   return payments(db, env).where({ id }).first();
 }
 
+/** A payment as its answers show it (SHOWN_PAYMENT_COLUMNS, the timestamps as text): a webhook's payload. */
+export async function findShownPayment(db: Knex, env: Environment, id: string): Promise<ListedPayment | undefined> {
+  return answeredPayments(db, env).select<ListedPayment[]>(SHOWN_PAYMENT_COLUMNS).where({ id }).first();
+}
+
 /** Every column of a payment row, in the table's order (test/api/payment-read.test.ts holds it to the table). */
 export const PAYMENT_COLUMNS = [
   'id', 'account_id', 'customer_id', 'checkout_session_id', 'payment_method_id', 'amount', 'currency', 'status', 'auto_capture',
@@ -38,6 +43,13 @@ export const PAYMENT_COLUMNS = [
   'cancellation_reason', 'last_error', 'metadata', 'created_at', 'updated_at', 'pending_operation', 'next_action', 'return_url',
   'needs_attention_reason', 'needs_attention_at', 'version', 'workflow_run_id', 'client_secret', 'failed_confirmations',
 ] as const satisfies readonly (keyof ReadPayment)[];
+
+/**
+ * The columns an answer about a payment shows: every one but UNSHOWN_PAYMENT_COLUMNS. A list reads only
+ * these (pg decodes every field it is given: the other five were a sixth of a page's), and so does a
+ * webhook's payload.
+ */
+export const SHOWN_PAYMENT_COLUMNS = PAYMENT_COLUMNS.filter((column) => !(UNSHOWN_PAYMENT_COLUMNS as readonly string[]).includes(column));
 
 /** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
 const READ_PAYMENT: Record<Environment, PreparedStatement> = {

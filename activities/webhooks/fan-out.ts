@@ -1,4 +1,4 @@
-import { findPayment } from '../../db/payments';
+import { findShownPayment } from '../../db/payments';
 import type { Db } from '../../db/knex';
 import type { EventRow } from '../../db/events';
 import { insertDeliveriesOf, nameDeliveryWorkflow, type NewDelivery, type WebhookDeliveryRow } from '../../db/webhook-deliveries';
@@ -23,7 +23,7 @@ export const PAYLOAD_LIMIT = 256 * 1024;
  */
 export async function buildEventPayload(db: Db, env: WebhookEnvironment, event: EventRow): Promise<string> {
   const eventData = event.data ?? {};
-  const payment = event.payment_id ? await findPayment(db, env, event.payment_id) : undefined;
+  const payment = event.payment_id ? await findShownPayment(db, env, event.payment_id) : undefined;
   const data: Record<string, unknown> = payment
     ? { object: serializePayment(payment), ...(Object.keys(eventData).length ? { event_data: eventData } : {}) }
     : { object: eventData };

@@ -123,6 +123,10 @@ describe('webhook delivery', () => {
     expect((await getEndpoint(stack, m, pendingEndpoint.id)).status).toBe('pending_verification');
     const body = JSON.parse(all.events(eventIds[0])[0].body);
     expect(body.data.object).toMatchObject({ object: 'payment', id: paymentId, amount: 2500, currency: 'EUR', status: 'SUCCEEDED' });
+    // As GET shows it, but for what only that one payment's read answers.
+    const { client_secret: secret, temporal, ...read } = (await stack.http.get(`/v1/payments/${paymentId}`).set(bearer(m.secretKey))).body.data;
+    expect([secret, temporal]).toEqual([expect.any(String), expect.anything()]);
+    expect(body.data.object).toEqual(read);
     expect(body.data.event_data).toEqual({ note: 'x' });
   });
 
