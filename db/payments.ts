@@ -6,7 +6,7 @@ import { isoFromJsonTimestamp } from '../lib/timestamps';
 import { insertIfFirstWrote, runPrepared, withAlongside, type NamedAlongside, type PreparedStatement } from './knex';
 import {
   answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, UNSHOWN_PAYMENT_COLUMNS,
-  withFailedConfirmation, type AnsweredCharge, type ChargeDisputes, type ListedPayment, type ChargePatch, type ChargeRow, type ChargeStatus, type PaymentPatch, type PaymentRow, type ReadPayment,
+  withFailedConfirmation, type AnsweredCharge, type ChargeDisputes, type ChargePatch, type ChargeRow, type ChargeStatus, type ListedPayment, type PaymentPatch, type PaymentRow, type ReadPayment,
 } from './payment-rows';
 
 // The rows' types and their patches live in db/payment-rows.ts, what recording an outcome writes in
@@ -33,7 +33,7 @@ export async function findPayment(db: Knex, env: Environment, id: string): Promi
 
 /** A payment as its answers show it (SHOWN_PAYMENT_COLUMNS, the timestamps as text): a webhook's payload. */
 export async function findShownPayment(db: Knex, env: Environment, id: string): Promise<ListedPayment | undefined> {
-  return answeredPayments(db, env).select<ListedPayment[]>(SHOWN_PAYMENT_COLUMNS).where({ id }).first();
+  return shownPayments(db, env).where({ id }).first();
 }
 
 /** Every column of a payment row, in the table's order (test/api/payment-read.test.ts holds it to the table). */
@@ -50,6 +50,9 @@ export const PAYMENT_COLUMNS = [
  * webhook's payload.
  */
 export const SHOWN_PAYMENT_COLUMNS = PAYMENT_COLUMNS.filter((column) => !(UNSHOWN_PAYMENT_COLUMNS as readonly string[]).includes(column));
+
+/** Payments read with the columns their answers show, the timestamps as text (a list, a webhook's payload). */
+const shownPayments = (db: Knex, env: Environment) => answeredPayments(db, env).select<ListedPayment[]>(SHOWN_PAYMENT_COLUMNS);
 
 /** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
 const READ_PAYMENT: Record<Environment, PreparedStatement> = {
@@ -167,7 +170,7 @@ export async function listPayments(
   db: Knex, env: Environment, accountId: string, filter: PaymentFilter, start: ListStart, limit: number,
 ): Promise<KeysetPage<ListedPayment> | undefined> {
   const base = () => {
-    const q = answeredPayments(db, env).select<ListedPayment[]>(SHOWN_PAYMENT_COLUMNS).where({ account_id: accountId });
+    const q = shownPayments(db, env).where({ account_id: accountId });
     if (filter.status) void q.where({ status: filter.status });
     if (filter.customer_id) void q.where({ customer_id: filter.customer_id });
     return q;
