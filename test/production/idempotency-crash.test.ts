@@ -4,6 +4,7 @@ import { bearer, startStack, TestStack } from '../support/stack';
 import { CARDS, card, paymentsFixture, PaymentsFixture, startSimulator, TestSimulator } from '../support/payments';
 import { eventually, spawnWorker, WorkerProcess } from '../support/worker-process';
 import { ChildProcessHandle, spawnApi } from './support';
+import { paymentWorkflowId } from '../../contracts/payments';
 
 // The processor takes 3 s to answer: long enough to kill the API while its create is in flight.
 const LATENCY_MS = 3000;
@@ -40,6 +41,30 @@ function create(http: supertest.Agent, key: string, amount: number) {
 
 const claimOf = (key: string) => stack.db('core.idempotency_keys').where({ key }).first();
 
+/** The charge reached the processor: its row is written and the simulator was called with its key. */
+async function charged(paymentId: string): Promise<boolean> {
+  const charge = await stack.db('live.charges').where({ payment_id: paymentId }).first('id');
+  return Boolean(charge) && (await sim.key(charge.id)).calls >= 1;
+}
+
+/** Where the payment's workflow stands, and what the worker printed: a failed precondition says why. */
+async function whyNotCharged(paymentId: string): Promise<string> {
+  const client = await stack.deps.temporal();
+  const open = await client.workflow.count('ExecutionStatus="Running"').catch((err: Error) => err.message);
+  const handle = client.workflow.getHandle(paymentWorkflowId(paymentId));
+  const { raw } = await handle.describe();
+  // Which worker took its tasks (an SDK worker's identity is pid@host): another file's worker left behind would show here.
+  const takers = (await handle.fetchHistory()).events?.map((e) => e.workflowTaskStartedEventAttributes?.identity).filter(Boolean);
+  return [
+    `this file's worker: pid ${String(worker.proc.pid)}; workflow tasks taken by ${JSON.stringify(takers)}`,
+    `open workflows in the namespace: ${JSON.stringify(open)}`,
+    `pending workflow task: ${JSON.stringify(raw.pendingWorkflowTask)}`,
+    `pending activities: ${JSON.stringify(raw.pendingActivities)}`,
+    `history length: ${String(raw.workflowExecutionInfo?.historyLength)}`,
+    `the worker's last output:\n${worker.recentOutput().slice(-6000)}`,
+  ].join('\n');
+}
+
 describe('an Idempotency-Key claimed by a request whose API process dies', () => {
   it('is taken over by the next retry at once: one payment, one charge, the retry answered with it', async () => {
     const key = `crash-${Date.now()}`;
@@ -49,10 +74,8 @@ describe('an Idempotency-Key claimed by a request whose API process dies', () =>
     await eventually(async () => (await claimOf(key))?.resource_id as string | undefined);
     const paymentId = (await claimOf(key)).resource_id as string;
     // A precondition, not a measure: on a loaded CI machine the fresh worker's first task can take a while.
-    await eventually(async () => {
-      const charge = await stack.db('live.charges').where({ payment_id: paymentId }).first('id');
-      return charge && (await sim.key(charge.id)).calls >= 1;
-    }, 60_000);
+    await eventually(() => charged(paymentId), 60_000)
+      .catch(async () => { throw new Error(`the charge did not reach the processor in 60 s\n${await whyNotCharged(paymentId)}`); });
     apis[apis.length - 1].proc.kill('SIGKILL');
     expect(await inFlight).toBeInstanceOf(Error);
 

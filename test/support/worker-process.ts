@@ -11,7 +11,11 @@ export interface WorkerProcess {
   /** SIGKILL: the process dies mid-whatever, as a crashed machine would. */
   kill(): Promise<void>;
   stop(): Promise<void>;
+  /** The last lines it wrote (stdout and stderr): what a failed precondition prints to say why. */
+  recentOutput(): string;
 }
+
+const KEPT_OUTPUT_CHARS = 20_000;
 
 /**
  * A real worker process (worker/main.ts) against the suite's Postgres and Temporal, running the
@@ -34,18 +38,24 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  let output = '';
+  const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-KEPT_OUTPUT_CHARS); };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
   await new Promise<void>((resolve, reject) => {
-    let output = '';
     // A worker bundles its workflows at start: on two busy cores that has taken more than 30 s.
-    const timer = setTimeout(() => reject(new Error(`the worker process did not start within 90 s:\n${output.slice(-2000)}`)), 90_000);
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker started')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    proc.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    // One that never started is killed: left alive it would poll this pool's namespace for the files after this one.
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`the worker process did not start within 90 s:\n${output.slice(-2000)}`));
+    }, 90_000);
+    const started = () => {
+      if (!output.includes('worker started')) return;
+      clearTimeout(timer);
+      proc.stdout!.off('data', started);
+      resolve();
+    };
+    proc.stdout!.on('data', started);
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`the worker process exited (${code}) before starting:\n${output.slice(-2000)}`));
@@ -61,6 +71,7 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       await exited;
     },
+    recentOutput: () => output,
   };
 }
 
