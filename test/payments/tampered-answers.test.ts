@@ -40,7 +40,8 @@ beforeEach(() => {
 beforeAll(async () => {
   stripe = await startStripeDouble();
   adyen = await startAdyenDouble();
-  stack = await startStack({ PROVIDER_TIMEOUT_MS: '1000' });
+  // Room for a loaded CI machine: at 1 s a slow first answer timed out, and the test saw a timeout instead of the tampered answer.
+  stack = await startStack({ PROVIDER_TIMEOUT_MS: '10000' });
   worker = await startWorker(stack);
   const stripeProvider = await registerConnector(stack, 'stripe', stripe.url);
   const adyenProvider = await registerConnector(stack, 'adyen', adyen.url);
