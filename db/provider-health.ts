@@ -1,8 +1,8 @@
 // The store of provider health (docs/providers-and-routing.md#provider-health): each environment's
-// `provider_health`, the only module that queries it. One row per provider config, minute, card network
-// and currency, counted up by the recorder in the transaction that records a charge's outcome
+// `provider_health`, the only module that queries it. Rows per provider config, minute, card network,
+// currency and shard, counted up by the recorder in the transaction that records a charge's outcome
 // (activities/payments/outcomes.ts), so an outcome is counted exactly when it is recorded. Routing reads
-// windows of it (`healthWindows`), the analytics API series (`healthSeries`).
+// windows of it (`healthWindows`), the analytics API series (`healthSeries`): both sum the shards.
 
 import type { Knex } from 'knex';
 import { LATENCY_BUCKETS_MS, type HealthWindow } from '../lib/routing/adaptive-contract';
@@ -49,11 +49,20 @@ export function latencyBucket(ms: number): number {
 }
 
 const MINUTE_MS = 60_000;
+
+/**
+ * How many rows a config's minute (per card network and currency) is counted into. A row's lock lasts
+ * until its transaction commits, so one row per minute made concurrent outcomes at a provider wait on
+ * each other's commits. Each connection counts into the shard of its backend's pid: transactions side by
+ * side run on different connections, and a pool's connections, started together, have neighbouring pids.
+ */
+export const HEALTH_SHARDS = 16;
 const health = (db: Knex, env: Environment) => db(envTable(env, 'provider_health'));
 
 /**
- * Counts one recorded outcome: one statement, an upsert that adds to the minute's row, so concurrent
- * outcomes at one config never lose a count. Call it in the transaction that records the outcome.
+ * Counts one recorded outcome: one statement, an upsert that adds to its connection's shard of the
+ * minute's row, so concurrent outcomes at one config never lose a count. Call it in the transaction
+ * that records the outcome.
  */
 export async function recordHealth(db: Knex, env: Environment, sample: HealthSample): Promise<void> {
   const upsert = healthUpsert(db, env, sample);
@@ -74,10 +83,10 @@ export function healthUpsert(db: Knex, env: Environment, sample: HealthSample, o
   if (latency !== null) buckets[latencyBucket(latency)] = 1;
   if (!counts.attempts && !counter && latency === null) return undefined;
   return db.raw(`
-    INSERT INTO ?? AS h (payment_provider_config_id, minute, card_network, currency, account_id,
+    INSERT INTO ?? AS h (payment_provider_config_id, minute, card_network, currency, shard, account_id,
       ${COUNTERS.join(', ')}, latency_ms_sum, latency_ms_max, latency_buckets, last_error_at)
-    ${only ? 'SELECT ' : 'VALUES ('}?, ?, ?, ?, ?, ${COUNTERS.map(() => '?').join(', ')}, ?, ?, ?::integer[], ?${only ? ' WHERE ?' : ')'}
-    ON CONFLICT (payment_provider_config_id, minute, card_network, currency) DO UPDATE SET
+    ${only ? 'SELECT ' : 'VALUES ('}?, ?, ?, ?, pg_backend_pid() % ${HEALTH_SHARDS}, ?, ${COUNTERS.map(() => '?').join(', ')}, ?, ?, ?::integer[], ?${only ? ' WHERE ?' : ')'}
+    ON CONFLICT (payment_provider_config_id, minute, card_network, currency, shard) DO UPDATE SET
       ${COUNTERS.map((c) => `${c} = h.${c} + EXCLUDED.${c}`).join(',\n      ')},
       latency_ms_sum = h.latency_ms_sum + EXCLUDED.latency_ms_sum,
       latency_ms_max = GREATEST(h.latency_ms_max, EXCLUDED.latency_ms_max),

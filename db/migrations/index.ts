@@ -24,6 +24,7 @@ import * as disputePaymentIndex from './024_dispute_payment_index';
 import * as savedCardCvc from './025_saved_card_cvc';
 import * as eventOutbox from './026_event_outbox';
 import * as idempotencyClaim from './027_idempotency_claim';
+import * as providerHealthShards from './028_provider_health_shards';
 
 interface Migration { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void>; config?: { transaction?: boolean } }
 
@@ -54,6 +55,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['025_saved_card_cvc', savedCardCvc],
   ['026_event_outbox', eventOutbox],
   ['027_idempotency_claim', idempotencyClaim],
+  ['028_provider_health_shards', providerHealthShards],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

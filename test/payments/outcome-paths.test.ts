@@ -54,7 +54,8 @@ async function seeded(over: Partial<AttemptArgs> = {}): Promise<{ args: AttemptA
   };
 }
 
-const CLOCK_AND_IDENTITY = new Set(['created_at', 'updated_at', 'created', 'since', 'id', 'version', 'client_secret']);
+// A health row's shard is its recording connection's (db/provider-health.ts): identity, not content.
+const CLOCK_AND_IDENTITY = new Set(['created_at', 'updated_at', 'created', 'since', 'id', 'version', 'client_secret', 'shard']);
 
 /** `value` with the seeded ids named by their role, and without what differs by clock or by row identity. */
 function normalized(value: unknown, ids: Record<string, string>): unknown {

@@ -4,7 +4,9 @@ import { attemptActivities } from '../../activities/payments/attempts';
 import type { PaymentActivityDeps } from '../../activities/payments/deps';
 import type { ProviderExchange } from '../../activities/providers/types';
 import { envTable } from '../../db/environments';
-import { healthWindows, latencyBucket, recordHealth, type HealthSample } from '../../db/provider-health';
+import { HEALTH_SHARDS, healthUpsert, healthWindows, latencyBucket, recordHealth, type HealthSample } from '../../db/provider-health';
+import { ownConnection } from '../../db/knex';
+import type { Client as PgClient } from 'pg';
 import { newId } from '../../lib/ids';
 import { LATENCY_BUCKETS_MS } from '../../lib/routing/adaptive-contract';
 import type { AttemptArgs } from '../../contracts/payments';
@@ -47,6 +49,16 @@ async function healthOf(configId: string): Promise<Health> {
     latency_buckets: Array.from({ length: BUCKETS }, (_, i) => rows.reduce((total: number, r: any) => total + r.latency_buckets[i], 0)),
     last_error_at: rows.map((r: any) => r.last_error_at).filter(Boolean).sort().at(-1) ?? null,
   };
+}
+
+/** A connection of its own whose backend counts into another shard than `shard` (fresh backends take new pids). */
+async function connectionOfAnotherShard(shard: number): Promise<PgClient> {
+  for (;;) {
+    const client = ownConnection(stack.db, 'test');
+    await client.connect();
+    if ((client as unknown as { processID: number }).processID % HEALTH_SHARDS !== shard) return client;
+    await client.end();
+  }
 }
 
 const NOTHING = { attempts: 0, approvals: 0, hard_declines: 0, soft_declines: 0, transport_errors: 0, unknown: 0 };
@@ -372,7 +384,9 @@ describe('recordHealth and healthWindows', () => {
       providerConfigId: configId, at, outcome: i % 4 === 0 ? 'transport_error' : 'approved', latencyMs: i * 10,
     }))));
     const health = await healthOf(configId);
-    expect(health.rows).toHaveLength(1);
+    // Counted into the shards of the connections that recorded them: one minute's rows, summed.
+    expect(health.rows.length).toBeLessThanOrEqual(HEALTH_SHARDS);
+    expect(new Set(health.rows.map((r: any) => r.minute.getTime())).size).toBe(1);
     expect(counts(health)).toEqual({ ...NOTHING, attempts: 20, approvals: 15, transport_errors: 5 });
     expect(health.latency_ms_sum).toBe(Array.from({ length: 20 }, (_, i) => i * 10).reduce((a, b) => a + b, 0));
     expect(health.latency_ms_max).toBe(190);
@@ -382,7 +396,26 @@ describe('recordHealth and healthWindows', () => {
     expect(health.last_error_at!.getTime()).toBe(at.getTime());
   });
 
-  it('keeps one row per minute, card network and currency', async () => {
+  it('counts an outcome side by side with another one at the same config and minute, not after its commit', async () => {
+    const configId = unique('ppc_side');
+    const at = new Date();
+    await stack.db.transaction(async (first) => {
+      await recordHealth(first, 'production', sample({ providerConfigId: configId, at }));
+      // Uncommitted, `first` holds its shard's row. A connection of another shard counts at once.
+      const firstShard = (await first.raw('select pg_backend_pid() % ? as shard', [HEALTH_SHARDS])).rows[0].shard as number;
+      const second = await connectionOfAnotherShard(firstShard);
+      try {
+        await second.query("SET lock_timeout = '2s'");
+        const { sql, bindings } = healthUpsert(stack.db, 'production', sample({ providerConfigId: configId, at, outcome: 'hard_decline' }))!.toSQL().toNative();
+        await second.query(sql, bindings as unknown[]);
+      } finally {
+        await second.end();
+      }
+    });
+    expect(counts(await healthOf(configId))).toEqual({ ...NOTHING, attempts: 2, approvals: 1, hard_declines: 1 });
+  });
+
+  it('keeps its counts per minute, card network and currency', async () => {
     const configId = unique('ppc_keys');
     const at = new Date('2030-01-01T10:00:30Z');
     await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at }));
@@ -390,10 +423,12 @@ describe('recordHealth and healthWindows', () => {
     await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at: new Date('2030-01-01T10:01:00Z') }));
     await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at, cardNetwork: '' }));
     await recordHealth(stack.db, 'production', sample({ providerConfigId: configId, at, currency: 'EUR' }));
-    const rows = (await healthOf(configId)).rows
-      .map((r: any) => [r.minute.toISOString(), r.card_network, r.currency, r.attempts])
-      .sort((a: any[], b: any[]) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-    expect(rows).toEqual([
+    const attempts = new Map<string, number>();
+    for (const r of (await healthOf(configId)).rows) {
+      const key = JSON.stringify([r.minute.toISOString(), r.card_network, r.currency]);
+      attempts.set(key, (attempts.get(key) ?? 0) + r.attempts);
+    }
+    expect([...attempts].map(([key, n]) => [...JSON.parse(key), n]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
       ['2030-01-01T10:00:00.000Z', '', 'USD', 1],
       ['2030-01-01T10:00:00.000Z', 'VISA', 'EUR', 1],
       ['2030-01-01T10:00:00.000Z', 'VISA', 'USD', 2],
