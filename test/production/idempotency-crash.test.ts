@@ -52,15 +52,18 @@ async function whyNotCharged(paymentId: string): Promise<string> {
   const client = await stack.deps.temporal();
   const open = await client.workflow.count('ExecutionStatus="Running"').catch((err: Error) => err.message);
   const handle = client.workflow.getHandle(paymentWorkflowId(paymentId));
-  const { raw } = await handle.describe();
-  // Which worker took its tasks (an SDK worker's identity is pid@host): another file's worker left behind would show here.
-  const takers = (await handle.fetchHistory()).events?.map((e) => e.workflowTaskStartedEventAttributes?.identity).filter(Boolean);
-  return [
-    `this file's worker: pid ${String(worker.proc.pid)}; workflow tasks taken by ${JSON.stringify(takers)}`,
-    `open workflows in the namespace: ${JSON.stringify(open)}`,
+  // A workflow that was never started is an answer too: its lookup's error stands in for its state.
+  const workflow = await Promise.all([handle.describe(), handle.fetchHistory()]).then(([{ raw }, history]) => [
+    // Which worker took its tasks (an SDK worker's identity is pid@host): another file's worker left behind would show here.
+    `workflow tasks taken by ${JSON.stringify(history.events?.map((e) => e.workflowTaskStartedEventAttributes?.identity).filter(Boolean))}`,
     `pending workflow task: ${JSON.stringify(raw.pendingWorkflowTask)}`,
     `pending activities: ${JSON.stringify(raw.pendingActivities)}`,
     `history length: ${String(raw.workflowExecutionInfo?.historyLength)}`,
+  ], (err: Error) => [`the payment's workflow could not be read: ${err.message}`]);
+  return [
+    `this file's worker: pid ${String(worker.proc.pid)}`,
+    ...workflow,
+    `open workflows in the namespace: ${JSON.stringify(open)}`,
     `the worker's last output:\n${worker.recentOutput().slice(-6000)}`,
   ].join('\n');
 }
