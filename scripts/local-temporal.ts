@@ -2,9 +2,11 @@
  * A local Temporal dev server for `npm start`, the bench and the test suite, and what to say when there
  * is no Temporal CLI to run it with (scripts/temporal-cli.ts finds or installs one).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { SEARCH_ATTRIBUTES } from '../contracts/temporal';
+import { ROOT_DIR } from '../db/local-state';
 
 /**
  * The binary a local Temporal server runs from: a file on this machine, or the SDK's own download
@@ -35,6 +37,33 @@ export function temporalExecutableFromEnv(env: NodeJS.ProcessEnv = process.env):
   return env.TEMPORAL_CLI_PATH ? { type: 'existing-path', path: env.TEMPORAL_CLI_PATH } : { type: 'cached-download' };
 }
 
+/** Switchboard's Temporal dynamic config: the compose cluster mounts this file, the dev server gets its keys as flags. */
+export const DYNAMIC_CONFIG_FILE = join(ROOT_DIR, 'docker', 'temporal', 'dynamicconfig.yaml');
+
+/**
+ * The dev server's `--dynamic-config-value key=JSON` flags for a dynamic config file. A flag sets a key
+ * everywhere, so a key with constraints or several values is refused rather than set otherwise here
+ * than on the compose cluster.
+ */
+export function dynamicConfigFlags(yamlText = readFileSync(DYNAMIC_CONFIG_FILE, 'utf8')): string[] {
+  const config = (parseYaml(yamlText) ?? {}) as Record<string, { value: unknown; constraints?: object }[]>;
+  return Object.entries(config).flatMap(([key, values]) => {
+    const [only, ...more] = values;
+    if (!only || more.length || Object.keys(only.constraints ?? {}).length) {
+      throw new Error(`${key}: the dev server takes one value without constraints for each dynamic config key`);
+    }
+    return ['--dynamic-config-value', `${key}=${JSON.stringify(only.value)}`];
+  });
+}
+
+/**
+ * The dev server's SQLite pragmas for a file-backed store: it writes ahead (one append and one fsync a
+ * commit) instead of keeping SQLite's rollback journal (a journal file created, synced and deleted a
+ * commit) — as durable, with synchronous=FULL, for a fraction of the disk work
+ * (docs/performance-log.md#temporal-dev-server-store).
+ */
+export const SQLITE_FILE_PRAGMAS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=FULL'];
+
 export interface LocalTemporal {
   address: string;
   uiUrl?: string;
@@ -42,8 +71,8 @@ export interface LocalTemporal {
 }
 
 /**
- * A local Temporal dev server (SQLite, Web UI) with our search attributes registered and
- * update-with-start enabled. Used by `npm start` (persistent, in .data/) and by the tests (ephemeral).
+ * A local Temporal dev server (SQLite, Web UI) with our search attributes registered and our dynamic
+ * config (update-with-start on, among others). Used by `npm start` (persistent, in .data/) and by the tests (ephemeral).
  */
 export async function startLocalTemporal(opts: {
   /** Default: temporalExecutableFromEnv(). `npm start`, the bench and the test suite pass ensureTemporalCli()'s. */
@@ -70,13 +99,8 @@ export async function startLocalTemporal(opts: {
       log: { format: 'pretty', level: 'error' },
       extraArgs: [
         ...(opts.extraNamespaces ?? []).flatMap((ns) => ['--namespace', ns]),
-        '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
-        '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
-        '--dynamic-config-value', 'system.enableEagerWorkflowStart=true',
-        // A file-backed store writes ahead (one append and one fsync per commit) instead of SQLite's
-        // default rollback journal (a journal file created, synced and deleted per commit): as durable
-        // (synchronous=FULL syncs every commit), a fraction of the disk work (docs/performance-log.md#temporal-dev-server-store).
-        ...(opts.dbFile ? ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=FULL'] : []),
+        ...dynamicConfigFlags(),
+        ...(opts.dbFile ? SQLITE_FILE_PRAGMAS : []),
       ],
     },
   }).catch((err: unknown) => { throw explainTemporalStartFailure(err, executable); });

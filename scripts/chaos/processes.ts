@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ROOT_DIR } from '../../db/local-state';
 import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
+import { dynamicConfigFlags, SQLITE_FILE_PRAGMAS } from '../local-temporal';
 
 /**
  * The processes the chaos suite runs and kills, each on its own: a deployment's processes, started
@@ -123,10 +124,7 @@ export function temporalService(cli: string, opts: { port: number; httpPort: num
       'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(opts.port), '--http-port', String(opts.httpPort),
       '--metrics-port', String(opts.metricsPort), '--db-filename', opts.dbFile, '--namespace', 'default', '--log-level', 'error',
       ...attributes.flatMap((attribute) => ['--search-attribute', attribute]),
-      '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
-      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
-      '--dynamic-config-value', 'system.enableEagerWorkflowStart=true',
-      '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=FULL',
+      ...dynamicConfigFlags(), ...SQLITE_FILE_PRAGMAS,
     ],
     env: { ...process.env },
     ready: async () => {

@@ -4,6 +4,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_ATTRIBUTES } from '../../contracts/temporal';
+import { DYNAMIC_CONFIG_FILE, dynamicConfigFlags } from '../../scripts/local-temporal';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -101,8 +102,12 @@ describe('docker-compose.yml', () => {
     const script = services['temporal-setup'].command.join('\n');
     for (const attribute of Object.values(SEARCH_ATTRIBUTES)) expect(script).toContain(attribute.name);
     expect(script).toContain('--type Keyword');
-    const dynamic = read(services.temporal.volumes[0].split(':')[0].replace(/^\.\//, ''));
-    expect(dynamic).toContain('frontend.enableExecuteMultiOperation');
+  });
+
+  it('gives its Temporal the dynamic config file the local dev server takes its flags from', () => {
+    const [mounted, target] = services.temporal.volumes[0].split(':');
+    expect(join(ROOT, mounted)).toBe(DYNAMIC_CONFIG_FILE);
+    expect(services.temporal.environment.DYNAMIC_CONFIG_FILE_PATH).toBe(target.replace(/^\/etc\/temporal\//, ''));
   });
 
   it('runs our processes in production mode with secrets from .env, whose example has only placeholders', () => {
@@ -123,6 +128,26 @@ describe('docker-compose.yml', () => {
     const ours = ['migrate', 'simulator', 'worker', 'api'].flatMap((name) => Object.keys(services[name].environment));
     const fromExample = [...read('.env.example').matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]).filter((v) => v !== 'POSTGRES_PASSWORD');
     for (const variable of new Set([...ours, ...fromExample])) expect(readme, variable).toContain(`\`${variable}\``);
+  });
+});
+
+describe('the Temporal dynamic config', () => {
+  const config = parse(readFileSync(DYNAMIC_CONFIG_FILE, 'utf8')) as Record<string, { value: unknown }[]>;
+
+  it('reaches the dev server as one flag a key, its value as JSON', () => {
+    const flags = dynamicConfigFlags();
+    expect(flags.filter((flag) => flag === '--dynamic-config-value')).toHaveLength(Object.keys(config).length);
+    expect(flags).toContain('frontend.enableExecuteMultiOperation=true');
+    // A history shard's transfer queue reads, raised from 20 a second: the dev server's one shard capped its starts.
+    expect(flags).toContain('history.transferProcessorMaxPollRPS=10240');
+    expect(dynamicConfigFlags('limit.blobSize.error:\n  - value: "2mb"\n')).toEqual(['--dynamic-config-value', 'limit.blobSize.error="2mb"']);
+  });
+
+  it('refuses a key the dev server could not take as the cluster does: constraints, or several values', () => {
+    expect(() => dynamicConfigFlags('a.b:\n  - value: 1\n    constraints: { namespace: default }\n')).toThrow(/a\.b: .*one value without constraints/);
+    expect(() => dynamicConfigFlags('a.b:\n  - value: 1\n  - value: 2\n')).toThrow(/a\.b/);
+    expect(() => dynamicConfigFlags('a.b: []\n')).toThrow(/a\.b/);
+    expect(dynamicConfigFlags('a.b:\n  - value: 1\n    constraints: {}\n')).toEqual(['--dynamic-config-value', 'a.b=1']);
   });
 });
 

@@ -43,7 +43,7 @@ export async function spawnWorker(stack: TestStack, env: Record<string, string> 
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
   await new Promise<void>((resolve, reject) => {
-    // A worker bundles its workflows at start: on two busy cores that has taken more than 30 s.
+    // A worker's start (tsx compiling its TypeScript, the bundle loaded into the sandbox) is slow on two busy cores: 90 s.
     // One that never started is killed: left alive it would poll this pool's namespace for the files after this one.
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
