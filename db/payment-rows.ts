@@ -142,13 +142,14 @@ export type ShownPayment = Omit<PaymentRow, UnshownColumn> | Omit<AnsweredPaymen
 export type ListedPayment = Omit<AnsweredPayment, UnshownColumn>;
 /** What one charge's disputes add up to (db/disputes.ts): its chargebacks' amount (inquiries claim nothing). */
 export interface ChargeDisputes { payment_id: string; charge_id: string; amount: number }
-/**
- * A payment read for an answer to the merchant or a checkout: with its client_secret, and its charges'
- * disputes, read in the same statement (readPayment) so that an answer needs no second query.
- */
-export type ReadPayment = WithClientSecret<AnsweredPayment> & { disputes?: ChargeDisputes[] };
 /** A charge as read for an answer (a payment's `charges`): its timestamps already the API's text. */
 export type AnsweredCharge = AsAnswered<ChargeRow>;
+/**
+ * A payment read for an answer to the merchant or a checkout: with its client_secret, and its charges'
+ * disputes, read in the same statement (readPayment) so that an answer needs no second query; with its
+ * charges too when the answer shows them.
+ */
+export type ReadPayment = WithClientSecret<AnsweredPayment> & { disputes?: ChargeDisputes[]; charges?: AnsweredCharge[] };
 
 /**
  * The name of a new payment's insert (paymentInsert) in the statement that writes it: what goes in only

@@ -56,8 +56,14 @@ const shownPayments = (db: Knex, env: Environment) => answeredPayments(db, env).
 
 /** The API's most frequent statement (every GET of a payment, every command's answer), prepared per environment. */
 const READ_PAYMENT: Record<Environment, PreparedStatement> = {
-  production: readPaymentStatement('production'),
-  sandbox: readPaymentStatement('sandbox'),
+  production: readPaymentStatement('production', false),
+  sandbox: readPaymentStatement('sandbox', false),
+};
+
+/** The same with the payment's charges: the answer to a create or confirm, which shows them, in one round trip. */
+const READ_PAYMENT_WITH_CHARGES: Record<Environment, PreparedStatement> = {
+  production: readPaymentStatement('production', true),
+  sandbox: readPaymentStatement('sandbox', true),
 };
 
 /**
@@ -65,12 +71,16 @@ const READ_PAYMENT: Record<Environment, PreparedStatement> = {
  * field table and a parser per column on every execution (its RowDescription comes with each), which
  * cost more of the API's CPU per read than parsing the row itself; one JSON column is one field and one
  * JSON.parse, whose objects are also cheaper to read from (docs/performance.md#the-read-path).
+ * `withCharges` adds the charges as chargesOfPayments orders them, as one JSON array.
  */
-function readPaymentStatement(env: Environment): PreparedStatement {
+function readPaymentStatement(env: Environment, withCharges: boolean): PreparedStatement {
   const columns = PAYMENT_COLUMNS.map((column) => `"${column}"`).join(', ');
+  const charges = withCharges
+    ? `, (select json_agg(c order by c.created_at, c.attempt_no) from ${envTable(env, 'charges')} c where c.payment_id = $1) as charges`
+    : '';
   return {
-    name: `read_payment_disputes_${env}`,
-    text: `select row_to_json(p) as payment, (${chargeDisputesSql(env, 'payment_id = $1')}) as disputes
+    name: `read_payment_disputes${withCharges ? '_charges' : ''}_${env}`,
+    text: `select row_to_json(p) as payment, (${chargeDisputesSql(env, 'payment_id = $1')}) as disputes${charges}
       from (select ${columns} from ${envTable(env, 'payments')} where "id" = $1) p`,
   };
 }
@@ -84,15 +94,24 @@ export function chargeDisputesSql(env: Environment, where: string): string {
       from ${envTable(env, 'disputes')} where ${where} group by payment_id, charge_id) d`;
 }
 
-/** A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text, with its client_secret. */
-export async function readPayment(db: Knex, env: Environment, id: string): Promise<ReadPayment | undefined> {
-  const [row] = await runPrepared<{ payment: ReadPayment; disputes: ChargeDisputes[] | null }>(db, READ_PAYMENT[env], [id]);
+/** JSON's timestamps are ISO-8601 with the session's offset: the API's form is UTC with milliseconds. */
+function withApiTimestamps<T extends { created_at: string; updated_at: string }>(row: T): T {
+  row.created_at = isoFromJsonTimestamp(row.created_at);
+  row.updated_at = isoFromJsonTimestamp(row.updated_at);
+  return row;
+}
+
+/**
+ * A payment to answer with (GET, a command's answer): findPayment's row, its timestamps as text, with its
+ * client_secret, its disputes and, `withCharges`, its charges (as chargesOfPayments reads them).
+ */
+export async function readPayment(db: Knex, env: Environment, id: string, { withCharges = false } = {}): Promise<ReadPayment | undefined> {
+  const statement = (withCharges ? READ_PAYMENT_WITH_CHARGES : READ_PAYMENT)[env];
+  const [row] = await runPrepared<{ payment: ReadPayment; disputes: ChargeDisputes[] | null; charges?: AnsweredCharge[] | null }>(db, statement, [id]);
   if (!row) return undefined;
-  const { payment } = row;
+  const payment = withApiTimestamps(row.payment);
   payment.disputes = row.disputes ?? [];
-  // JSON's timestamps are ISO-8601 with the session's offset: the API's form is UTC with milliseconds.
-  payment.created_at = isoFromJsonTimestamp(payment.created_at);
-  payment.updated_at = isoFromJsonTimestamp(payment.updated_at);
+  if (withCharges) payment.charges = (row.charges ?? []).map(withApiTimestamps);
   return payment;
 }
 

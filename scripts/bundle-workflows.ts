@@ -1,13 +1,11 @@
 import { writeFileSync } from 'node:fs';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE_PATH } from '../worker/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../telemetry/tracing';
+import { workflowBundleOptions } from '../worker/bundle-options';
 
-/** Bundles the workflow code ahead of time (with the workflow-side tracing interceptors), so production workers start without webpack. */
+/** Bundles the workflow code ahead of time (as workflowBundleOptions says), so production workers start without webpack. */
 async function main(): Promise<void> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'), workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: new DefaultLogger('WARN'),
-  });
+  const { code } = await bundleWorkflowCode(workflowBundleOptions(require.resolve('../workflows')));
   writeFileSync(WORKFLOW_BUNDLE_PATH, code);
   console.log(`workflow bundle: ${WORKFLOW_BUNDLE_PATH} (${Math.round(code.length / 1024)} KiB)`);
 }

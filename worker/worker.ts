@@ -10,6 +10,7 @@ import { TASK_QUEUES } from '../contracts/temporal';
 import { ROOT_DIR } from '../db/local-state';
 import { currentTracing, workflowClientInterceptors, WORKFLOW_INTERCEPTOR_MODULES, type Tracing } from '../telemetry/tracing';
 import { permanentDataErrors } from './data-errors';
+import { workflowBundleOptions } from './bundle-options';
 
 export const WORKFLOW_BUNDLE_PATH = join(ROOT_DIR, 'dist', 'workflow-bundle.js');
 
@@ -59,9 +60,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerProcess> 
 
 async function temporalWorkers(setup: WorkerSetup, activities: ReturnType<typeof createActivities>): Promise<Worker[]> {
   const bundlePath = setup.workflowBundlePath ?? (existsSync(WORKFLOW_BUNDLE_PATH) ? WORKFLOW_BUNDLE_PATH : undefined);
-  const workflows = bundlePath
-    ? { workflowBundle: { codePath: bundlePath } }
-    : { workflowsPath: require.resolve('../workflows') };
+  const workflows = bundlePath ? { workflowBundle: { codePath: bundlePath } } : bundledFromSource(require.resolve('../workflows'));
   const tracing = tracingOptions(currentTracing(), !bundlePath);
   // The data-error classification runs inside tracing's, so a span records the failure as it leaves.
   const interceptors = { ...tracing.interceptors, activity: [...(tracing.interceptors?.activity ?? []), permanentDataErrors] };
@@ -77,6 +76,11 @@ async function temporalWorkers(setup: WorkerSetup, activities: ReturnType<typeof
     shutdownGraceTime: '10s',
     ...setup.tuning,
   })));
+}
+
+/** A worker without a pre-built bundle bundles the workflows itself, as the build does (workflowBundleOptions). */
+function bundledFromSource(workflowsPath: string): Partial<WorkerOptions> {
+  return { workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions(workflowsPath).preloadModules } };
 }
 
 /**

@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { appendEvents, appendEventsOfWrite, type EventRecord } from '../../db/events';
-import { customersByIds } from '../../db/customers';
+import { customersByIds, type CustomerRow } from '../../db/customers';
 import { cardsUpdate, findUsableCard, type CardUse, type PaymentMethodRow } from '../../db/payment-methods';
 import { findPayment, newPaymentRow, PAYMENT_WRITTEN, paymentInsert, updatePayment, type NewPayment, type PaymentPatch, type PaymentRow } from '../../db/payments';
-import { loadRoutingInputs } from '../../db/providers';
+import { loadRoutingInputs, type RoutingInputs } from '../../db/providers';
 import { findRoutingPlan, routingPlanInsert, routingPlanInsertWithPayment } from '../../db/routing-plans';
 import { claimCommand, commandClaimWithPayment } from '../../db/payment-commands';
 import { onlyIfFirstWrote, type NamedAlongside } from '../../db/knex';
@@ -60,6 +60,9 @@ export interface Written { payment: PaymentRow; card: PaymentMethodRow | undefin
 /** A confirm's plan before it is stored: the card it may use (none: nothing is eligible) and the ranked candidates. */
 interface Planned { card: PaymentMethodRow | undefined; hints: RoutingHints; routingPlan: RoutingPlan; planned: PlannedCandidate[] }
 
+/** What a plan is made from, read together: the card the payment may use, its customer, the account's routing inputs. */
+interface PlanFacts { card: PaymentMethodRow; customer: CustomerRow | undefined; inputs: RoutingInputs }
+
 /** The facts of a payment its plan is made from (a row, or the row a create is about to write). */
 type PlannedPayment = Pick<PaymentRow, 'account_id' | 'customer_id' | 'amount' | 'currency' | 'installments' | 'metadata' | 'routing'>;
 
@@ -102,11 +105,9 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
   const seals = commandSeals(deps.vault);
 
   /** The plan for a payment and the card it may use: the account's configs ranked for its facts. */
-  async function plan(q: Knex, args: PlanArgs, payment: PlannedPayment, card: PaymentMethodRow, hints: RoutingHints): Promise<RoutingPlan> {
-    const env = args.environment;
-    const [customer] = payment.customer_id ? await customersByIds(q, env, [payment.customer_id]) : [];
-    const inputs = await loadRoutingInputs(q, env, args.accountId);
-    const adaptive = await adaptiveInputs(q, env, args, inputs.settings, inputs.configs.map((c) => c.id));
+  async function plan(q: Knex, args: PlanArgs, payment: PlannedPayment, facts: PlanFacts, hints: RoutingHints): Promise<RoutingPlan> {
+    const { card, customer, inputs } = facts;
+    const adaptive = await adaptiveInputs(q, args.environment, args, inputs.settings, inputs.configs.map((c) => c.id));
     return buildRoutingPlan({
       payment: {
         amount: Number(payment.amount), currency: payment.currency, installments: args.installments ?? payment.installments,
@@ -138,10 +139,16 @@ export function recordActivities(deps: PaymentActivityDeps): Pick<PaymentActivit
 
   /** The confirm's plan for `payment`, not yet stored. */
   async function planFor(q: Knex, args: PlanArgs, payment: PlannedPayment): Promise<Planned> {
-    const card = await findUsableCard(q, args.environment, cardUse(args, payment));
+    const env = args.environment;
+    // Three reads that need nothing of each other, sent at once: one round trip where a payment waits.
+    const [card, [customer], inputs] = await Promise.all([
+      findUsableCard(q, env, cardUse(args, payment)),
+      payment.customer_id ? customersByIds(q, env, [payment.customer_id]) : [],
+      loadRoutingInputs(q, env, args.accountId),
+    ]);
     const hints: RoutingHints = { ...(payment.routing ?? {}), ...(args.routing ?? {}) };
     // A card the payment may not use makes nothing eligible: the payment fails as payment_method_unavailable.
-    const routingPlan = card ? await plan(q, args, payment, card, hints) : { candidates: [], ineligible: [] };
+    const routingPlan = card ? await plan(q, args, payment, { card, customer, inputs }, hints) : { candidates: [], ineligible: [] };
     const planned: PlannedCandidate[] = routingPlan.candidates.map((c) => ({
       providerConfigId: c.payment_provider_config_id, providerId: c.payment_provider_id,
       methodId: c.payment_provider_method_id, estimatedFee: c.estimated_fee,

@@ -217,7 +217,7 @@ export const paymentCreateRoute = defineRoute({
       // A payment made by this request has received no money before it, so it has no dispute to read.
       if (!confirmInput) return { data: await respondWithPayment(deps, env, paymentId, {}, undefined, { disputes: false }) };
       // The payment as the walk left it: the answer, and which card it kept.
-      const row = await readPayment(deps.db, env, paymentId);
+      const row = await readPayment(deps.db, env, paymentId, { withCharges: true });
       // A retry that vaulted the card again while the first try's confirm went on with its own: this copy is never used.
       if (vaulted && result.outcome !== 'processing' && row?.payment_method_id !== vaulted) {
         await eraseSingleUseCards(deps.db, env, paymentId, vaulted);

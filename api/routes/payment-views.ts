@@ -5,7 +5,7 @@ import type { Environment } from '../../db/environments';
 import { eventsOfPayments } from '../../db/events';
 import { cardDisplay } from '../../db/payment-methods';
 import {
-  chargesOfPayments, readPayment, type AnsweredPayment, type ChargeDisputes, type PaymentRow, type ReadPayment, type ShownPayment,
+  chargesOfPayments, readPayment, type AnsweredCharge, type AnsweredPayment, type ChargeDisputes, type PaymentRow, type ReadPayment, type ShownPayment,
 } from '../../db/payments';
 import { routingPlansOfPayments } from '../../db/routing-plans';
 import { groupBy } from '../../lib/group-by';
@@ -67,6 +67,12 @@ async function pageDisputes(db: Knex, env: Environment, rows: (ShownPayment | Re
   return { byPayment, byCharge };
 }
 
+/** The charges of a page of payments: read with the payment when it was read alone with them (readPayment), else in one query. */
+async function chargesOf(db: Knex, env: Environment, rows: (ShownPayment | ReadPayment)[]): Promise<AnsweredCharge[]> {
+  const read = rows.map((r) => ('charges' in r ? r.charges : undefined));
+  return read.every((c) => c !== undefined) ? read.flat() as AnsweredCharge[] : chargesOfPayments(db, env, rows.map((r) => r.id));
+}
+
 /**
  * Payments as responses with what the include flags ask for, and their disputes: one query per embedded
  * kind, whatever the number of payments (no query per row).
@@ -84,7 +90,7 @@ export async function presentPayments(
   const customerIds = [...new Set(rows.map((r) => r.customer_id).filter((c): c is string => !!c))];
   const withCustomers = flags.include_customer && customerIds.length > 0;
   const [charges, plans, events, customers, addresses] = await Promise.all([
-    flags.include_charges ? chargesOfPayments(db, env, ids) : undefined,
+    flags.include_charges ? chargesOf(db, env, rows) : undefined,
     flags.include_routing_plans ? routingPlansOfPayments(db, env, ids) : [],
     flags.include_events ? eventsOfPayments(db, env, ids) : [],
     withCustomers ? customersByIds(db, env, customerIds) : [],
@@ -123,7 +129,7 @@ export async function respondWithPayment(
   deps: { db: Knex; config: Config }, env: Environment, id: string, flags: PaymentIncludes, read?: ReadPayment,
   options: { disputes?: boolean } = {},
 ): Promise<Payment> {
-  const row = read ?? await readPayment(deps.db, env, id);
+  const row = read ?? await readPayment(deps.db, env, id, { withCharges: !!flags.include_charges });
   if (!row) throw new Error(`payment ${id} is missing`);
   const [payment] = await presentPayments(deps.db, env, [row], flags, options.disputes ?? true);
   payment.client_secret = row.client_secret;

@@ -53,7 +53,7 @@ function expectOneStatement(statements: string[], marker: string, parts: string[
 }
 
 describe('creating and confirming in one request', () => {
-  it('writes an approved create-and-confirm in 8 statements, none in a transaction: seven on their own and the answer\'s prepared read', async () => {
+  it('writes an approved create-and-confirm in 7 statements, none in a transaction: six on their own and the answer\'s prepared read', async () => {
     // Every statement knex sends (the prepared read goes around it), grouped by transaction.
     const seen: { sql: string; tx?: string }[] = [];
     const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
@@ -76,9 +76,10 @@ describe('creating and confirming in one request', () => {
       ', "health_counted" as \\(\\s*INSERT INTO "live"."provider_health".* WHERE exists \\(select 1 from "charge_recorded"\\).*\\)',
       ' insert into "live"."events" .* where exists \\(select 1 from "charge_recorded"\\)',
     ]);
-    // The API's card and the answer's charges; the worker's card, routing inputs, config, and the row
-    // with its plan, its first charge and both events (one statement, no transaction).
-    expect(alone, alone.join('\n')).toHaveLength(7);
+    // The API's card; the worker's card, routing inputs, config, and the row with its plan, its first
+    // charge and both events (one statement, no transaction). The answer's charges come with its read.
+    expect(alone, alone.join('\n')).toHaveLength(6);
+    expect(alone.filter((sql) => sql.startsWith('select') && sql.includes('from "live"."charges"'))).toEqual([]);
     expectOneStatement(alone, 'insert into "live"."payments"', [
       '^with "payment_written" as \\(insert into "live"."payments".*returning "id"\\)',
       ', "plan_stored" as \\(insert into "live"."routing_plans" .* where exists \\(select 1 from "payment_written"\\)\\)',
@@ -86,6 +87,9 @@ describe('creating and confirming in one request', () => {
       ', "command_claimed" as \\(insert into "live"."payment_commands" .* where exists \\(select 1 from "payment_written"\\)\\)',
       ' insert into "live"."events" .* where exists \\(select 1 from "payment_written"\\)',
     ]);
+    // The charges the answer read with its payment are the charges a GET reads on their own.
+    expect(res.body.data.charges).toHaveLength(1);
+    expect(res.body.data.charges).toEqual((await getPayment(stack, f.merchant, res.body.data.id, 'include_charges=true')).charges);
   });
 
   it('knows the row it writes: the payment as the create-and-confirm wrote it is the row Postgres holds', async () => {

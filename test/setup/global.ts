@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../telemetry/tracing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../worker/bundle-options';
 import { createDb, migrate } from '../../db/knex';
 import { startEmbeddedPostgres } from '../../db/embedded';
 import { startLocalTemporal } from '../../scripts/local-temporal';
@@ -54,9 +54,7 @@ export default async function setup(project: { provide<K extends keyof ProvidedC
       return startLocalTemporal({ executable, extraNamespaces: Array.from({ length: TEST_POOLS }, (_, i) => `sb-test-${i + 1}`) });
     })(),
     (async () => {
-      const { code } = await bundleWorkflowCode({
-        workflowsPath: join(__dirname, '..', '..', 'workflows', 'index.ts'), workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: new DefaultLogger('WARN'),
-      });
+      const { code } = await bundleWorkflowCode(workflowBundleOptions(join(__dirname, '..', '..', 'workflows', 'index.ts')));
       const path = join(TMP, `workflow-bundle-${process.pid}.js`);
       writeFileSync(path, code);
       stops.push(async () => rmSync(path, { force: true }));

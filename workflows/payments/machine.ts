@@ -48,7 +48,7 @@ export class PaymentMachine {
   /** The checkout session told its payment is paid (checkout.ts): awaited before the workflow ends. */
   private sessionTold: Promise<void> | undefined;
   /** The subscription of the invoice this payment pays, told each time a walk ends (invoice.ts): awaited before the end too. */
-  private invoiceTold: Promise<unknown> = Promise.resolve();
+  private invoiceTold: Promise<unknown> | undefined;
   /**
    * Confirmations whose walk ended FAILED, as the row counts them (`failed_confirmations`): at
    * MAX_FAILED_CONFIRMATIONS the validator refuses more. Counted from the history, so a replay counts the same.
@@ -276,7 +276,9 @@ export class PaymentMachine {
     const outcome = await walk(core, args, { ...(plan ? { plan } : {}), ...(withRow ? { withRow } : {}), before });
     if (core.status === 'FAILED') this.countFailedConfirmation();
     this.sessionTold ??= tellCheckoutSession(core);
-    this.invoiceTold = Promise.all([this.invoiceTold, tellInvoiceSubscription(core)]);
+    // Chained only for a payment that pays an invoice: a workflow's every promise costs the SDK a stack trace.
+    const told = tellInvoiceSubscription(core);
+    if (told) this.invoiceTold = this.invoiceTold ? Promise.all([this.invoiceTold, told]) : told;
     return { status: core.status, outcome };
   }
 
