@@ -60,6 +60,8 @@ function workflowModules(entry = 'workflows/index.ts'): string[] {
 const isNewCollection = (init: ts.Expression | undefined) =>
   !!init && ts.isNewExpression(init) && ts.isIdentifier(init.expression) && COLLECTIONS.has(init.expression.text);
 
+const hasModifier = (node: ts.PropertyDeclaration, kind: ts.SyntaxKind) => !!ts.getModifiers(node)?.some((m) => m.kind === kind);
+
 /** What in a module's top level would be state shared between workflows. */
 function sharedState(source: ts.SourceFile): string[] {
   const found: string[] = [];
@@ -74,9 +76,7 @@ function sharedState(source: ts.SourceFile): string[] {
     }
     if (ts.isClassDeclaration(statement)) {
       for (const member of statement.members) {
-        const isStatic = ts.canHaveModifiers(member) && ts.getModifiers(member)?.some((m) => m.kind === ts.SyntaxKind.StaticKeyword);
-        const readonly = ts.canHaveModifiers(member) && ts.getModifiers(member)?.some((m) => m.kind === ts.SyntaxKind.ReadonlyKeyword);
-        if (isStatic && ts.isPropertyDeclaration(member) && !readonly) {
+        if (ts.isPropertyDeclaration(member) && hasModifier(member, ts.SyntaxKind.StaticKeyword) && !hasModifier(member, ts.SyntaxKind.ReadonlyKeyword)) {
           found.push(`${source.fileName}:${statement.name?.text}.${member.name.getText(source)} is a mutable static field`);
         }
       }
