@@ -2,7 +2,7 @@ import { paged, type Page } from './page';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { envTable, type Environment } from './environments';
-import { withAlongside, type NamedAlongside } from './knex';
+import { PREPARED, withAlongside, type NamedAlongside } from './knex';
 import { listeningEndpointQuery } from './webhooks';
 
 /**
@@ -92,7 +92,7 @@ export async function appendEventsOfWrite(
 ): Promise<string[] | undefined> {
   if (!records.length) throw new Error('appendEventsOfWrite needs an event to write with');
   const rows = eventRows(records);
-  const written = await withAlongside(eventsInsert(db, env, rows, write[0]), [write, ...alongside]) as unknown[];
+  const written = await withAlongside(eventsInsert(db, env, rows, write[0]), [write, ...alongside]).options(PREPARED) as unknown[];
   return written.length ? rows.map((r) => r.id) : undefined;
 }
 
@@ -159,9 +159,12 @@ export async function claimDueEvents(db: Knex, env: Environment, limit: number, 
   return rows as EventRow[];
 }
 
-/** The events' fan-outs are done: their deliveries exist, each attempted or handed to its workflow. */
+/**
+ * The events' fan-outs are done: their deliveries exist, each attempted or handed to its workflow. The ids
+ * go as one array, so that however many there are it is one statement's text, prepared once.
+ */
 export async function markFannedOut(db: Knex, env: Environment, ids: string[]): Promise<void> {
-  if (ids.length) await events(db, env).whereIn('id', ids).update({ fan_out_due: null });
+  if (ids.length) await events(db, env).whereRaw('id = any(?)', [ids]).update({ fan_out_due: null }).options(PREPARED);
 }
 
 /** Claimed events whose fan-out failed: due again after `delayMs`. */

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { PaymentStatus } from '../contracts/payments';
 import { envTable, type Environment } from './environments';
 import { isoFromJsonTimestamp } from '../lib/timestamps';
-import { insertIfFirstWrote, runPrepared, withAlongside, type NamedAlongside, type PreparedStatement } from './knex';
+import { insertIfFirstWrote, PREPARED, runPrepared, withAlongside, type NamedAlongside, type PreparedStatement } from './knex';
 import {
   answeredCharges, answeredPayments, charges, chargeSet, chargesTable, encoded, json, PAYMENT_WRITTEN, payments, paymentsTable, UNSHOWN_PAYMENT_COLUMNS,
   withFailedConfirmation, type AnsweredCharge, type ChargeDisputes, type ChargePatch, type ChargeRow, type ChargeStatus, type ListedPayment, type PaymentPatch, type PaymentRow, type ReadPayment,
@@ -33,7 +33,7 @@ export async function findPayment(db: Knex, env: Environment, id: string): Promi
 
 /** A payment as its answers show it (SHOWN_PAYMENT_COLUMNS, the timestamps as text): a webhook's payload. */
 export async function findShownPayment(db: Knex, env: Environment, id: string): Promise<ListedPayment | undefined> {
-  return shownPayments(db, env).where({ id }).first();
+  return shownPayments(db, env).where({ id }).first().options(PREPARED);
 }
 
 /** Every column of a payment row, in the table's order (test/api/payment-read.test.ts holds it to the table). */

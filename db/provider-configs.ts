@@ -10,6 +10,7 @@ import { maskCredentials } from '../lib/providers/credentials';
 import type { Vault } from '../lib/vault';
 import { envTable, type Environment } from './environments';
 import { feesAndRulesOf, type ProviderConfigFeeRow, type RoutingRuleRow } from './fees-and-rules';
+import { PREPARED } from './knex';
 
 type Json = Record<string, unknown>;
 
@@ -149,7 +150,8 @@ export async function openConfigProvider(db: Knex, vault: Vault, env: Environmen
       .join(`${envTable(env, 'payment_providers')} as p`, 'p.id', 'c.payment_provider_id')
       .where('c.id', configId)
       .first('c.id', 'c.account_id', 'c.name', 'c.payment_provider_id', 'c.merchant_capabilities', 'c.deleted', 'c.credentials_encrypted',
-        'p.name as provider_name', 'p.identifier', 'p.config as provider_config');
+        'p.name as provider_name', 'p.identifier', 'p.config as provider_config')
+      .options(PREPARED);
   if (!row) throw new ProviderConfigNotFoundError(configId, env);
   const { provider_name: providerName, identifier, provider_config: providerConfig, credentials_encrypted: sealed, ...config } = row;
   return {

@@ -12,6 +12,7 @@ import type { RoutingConfig, RoutingFee, RoutingMethod, RoutingProvider } from '
 import { envTable, Environment } from './environments';
 import { routingFeesAndRules, routingFeesAndRulesFrom } from './fees-and-rules';
 import type { ProviderConfigRow } from './provider-configs';
+import { PREPARED } from './knex';
 import { routingSettingsFrom, routingSettingsQuery, type RoutingSettingsPatch } from './routing-settings';
 
 type Json = Record<string, unknown>;
@@ -169,7 +170,8 @@ export async function loadRoutingInputs(db: Knex, env: Environment, accountId: s
         'id', m.id, 'payment_provider_id', m.payment_provider_id, 'name', m.name, 'category', m.category, 'type', m.type,
         'network', m.network, 'installments_supported', m.installments_supported, 'txn_mappings', m.txn_mappings
       ) ORDER BY m.id), '[]') FROM ?? m WHERE m.payment_provider_id = c.payment_provider_id) AS provider_methods`, [envTable(env, 'payment_provider_methods')]))
-    .select(db.raw('CASE WHEN row_number() OVER (ORDER BY c.created_at, c.id) = 1 THEN ? END AS fees_and_rules', [feesAndRules]));
+    .select(db.raw('CASE WHEN row_number() OVER (ORDER BY c.created_at, c.id) = 1 THEN ? END AS fees_and_rules', [feesAndRules]))
+    .options(PREPARED);
   if (configRows.length === 0) return { configs: [], providers: [], settings: routingSettingsFrom(null) };
   // One entry per provider, in the order its first config comes.
   const providerRows = [...new Map(configRows.map((c) => [c.payment_provider_id, c])).values()]

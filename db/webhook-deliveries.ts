@@ -4,6 +4,7 @@ import type { ResponseClass } from '../lib/webhook-retry';
 import type { DeliveryStatus, DeliveryTrigger } from '../contracts/webhooks';
 import { ENV_SCHEMAS, envTable, type Environment } from './environments';
 import { paged, type Page } from './page';
+import { PREPARED } from './knex';
 
 /**
  * The webhook deliveries store (docs/webhooks.md): each environment's `webhook_deliveries` and
@@ -145,7 +146,7 @@ export async function recordDeliveryAttempt(
   const numbered = db.select([...columns.map((c) => db.raw('?', [row[c]])), 'attempt_count']).from('recorded');
   const [inserted] = await db.with('recorded', update)
     .into(db.raw('?? (??)', [envTable(env, 'webhook_attempts'), [...columns, 'attempt_no']]))
-    .insert(numbered).returning('attempt_no') as { attempt_no: number }[];
+    .insert(numbered).returning('attempt_no').options(PREPARED) as { attempt_no: number }[];
   if (!inserted) throw new Error(`webhook delivery ${id} is missing`);
   return inserted.attempt_no;
 }

@@ -55,8 +55,8 @@ function expectOneStatement(statements: string[], marker: string, parts: string[
 describe('creating and confirming in one request', () => {
   it('writes an approved create-and-confirm in 7 statements, none in a transaction: six on their own and the answer\'s prepared read', async () => {
     // Every statement knex sends (the prepared read goes around it), grouped by transaction.
-    const seen: { sql: string; tx?: string }[] = [];
-    const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId });
+    const seen: { sql: string; tx?: string; name?: string }[] = [];
+    const onQuery = (q: { sql: string; __knexTxId?: string; options?: { name?: string } }) => seen.push({ sql: q.sql.trim(), tx: q.__knexTxId, name: q.options?.name });
     stack.db.on('query', onQuery);
     const res = await createConfirmed(f.merchant, { amount: 1502, payment_method: card(CARDS.visa) });
     stack.db.off('query', onQuery);
@@ -86,6 +86,11 @@ describe('creating and confirming in one request', () => {
       ', "first_charge" as \\(insert into "live"."charges" .* where exists \\(select 1 from "payment_written"\\)\\)',
       ', "command_claimed" as \\(insert into "live"."payment_commands" .* where exists \\(select 1 from "payment_written"\\)\\)',
       ' insert into "live"."events" .* where exists \\(select 1 from "payment_written"\\)',
+    ]);
+    // The worker's statements are prepared (db/knex.ts PREPARED): Postgres parses and plans each once per
+    // connection. The card's insert and read are not: they name no columns.
+    expect(payments.filter((q) => !q.name).map((q) => q.sql)).toEqual([
+      expect.stringMatching(/^insert into "live"."payment_methods"/), expect.stringMatching(/^select \* from "live"."payment_methods"/),
     ]);
     // The charges the answer read with its payment are the charges a GET reads on their own.
     expect(res.body.data.charges).toHaveLength(1);
