@@ -64,6 +64,13 @@ export interface EventRecord {
 
 const events = (db: Knex, env: Environment) => db<EventRow>(envTable(env, 'events'));
 
+/** Every column of an event's row, in the table's order: what the outbox's prepared claim returns by name. */
+export const EVENT_COLUMNS = [
+  'id', 'event', 'account_id', 'workspace_id', 'data', 'version', 'request_id', 'trace_id', 'region', 'subject_type', 'subject_id',
+  'payment_id', 'charge_id', 'refund_id', 'checkout_session_id', 'actor_type', 'actor_id', 'api_key_id', 'service', 'routing_plan_id',
+  'attempt_id', 'created_at', 'fan_out_due', 'span_id',
+] as const satisfies readonly (keyof EventRow)[];
+
 /**
  * Appends event records (the `event` resource, version 1) to an environment's timeline and answers their
  * ids in order. `alongside`: other stores' statements to run with the insert (db/knex.ts), or on their own
@@ -155,7 +162,7 @@ export { EVENTS_DUE_CHANNEL } from './migrations/026_event_outbox';
 export async function claimDueEvents(db: Knex, env: Environment, limit: number, leaseMs: number): Promise<EventRow[]> {
   const due = events(db, env).where('fan_out_due', '<=', db.fn.now()).orderBy('fan_out_due').limit(limit).forUpdate().skipLocked().select('id');
   const rows = await events(db, env).whereIn('id', due)
-    .update({ fan_out_due: db.raw('now() + make_interval(secs => ?)', [leaseMs / 1000]) }).returning('*');
+    .update({ fan_out_due: db.raw('now() + make_interval(secs => ?)', [leaseMs / 1000]) }).returning(EVENT_COLUMNS).options(PREPARED);
   return rows as EventRow[];
 }
 

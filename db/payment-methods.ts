@@ -3,7 +3,7 @@ import { newId } from '../lib/ids';
 import type { ValidCard, CardNetwork } from '../lib/cards';
 import type { Vault } from '../lib/vault';
 import { envTable, Environment } from './environments';
-import { onlyIfFirstWrote } from './knex';
+import { onlyIfFirstWrote, PREPARED } from './knex';
 
 /**
  * The card vault's store: each environment's `payment_methods` (docs/merchant-resources.md#card-vault),
@@ -41,6 +41,16 @@ export interface PaymentMethodRow {
 }
 
 const paymentMethods = (db: Knex, env: Environment) => db<PaymentMethodRow>(envTable(env, 'payment_methods'));
+
+/**
+ * Every column of a card's row, in the table's order: what its prepared statements read and return by
+ * name (db/knex.ts PREPARED; test/payments/prepared-statements.test.ts holds it to the table).
+ */
+export const PAYMENT_METHOD_COLUMNS = [
+  'id', 'account_id', 'customer_id', 'type', 'card_network', 'card_last4', 'card_exp_month', 'card_exp_year', 'card_country',
+  'card_fingerprint', 'holder_name', 'pan_encrypted', 'cvc_encrypted', 'metadata', 'deleted', 'created_at', 'updated_at', 'payment_id',
+  'network_transaction_id',
+] as const satisfies readonly (keyof PaymentMethodRow)[];
 
 export interface NewCard {
   accountId: string;
@@ -90,7 +100,8 @@ export async function insertCard(db: Knex, vault: Vault, env: Environment, input
       cvc_encrypted: input.paymentId || input.cvcForAuthorization ? vault.encrypt(input.card.cvc) : null,
       metadata: JSON.stringify(input.metadata ?? {}),
     })
-    .returning('*');
+    .returning(PAYMENT_METHOD_COLUMNS)
+    .options(PREPARED);
   return row;
 }
 
@@ -116,7 +127,8 @@ export async function findUsableCard(db: Knex, env: Environment, use: CardUse): 
       owner.where((bound) => bound.whereNull('customer_id').where({ payment_id: use.paymentId }));
       if (use.customerId) owner.orWhere({ customer_id: use.customerId });
     })
-    .first();
+    .first(...PAYMENT_METHOD_COLUMNS)
+    .options(PREPARED);
 }
 
 /**

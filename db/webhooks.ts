@@ -3,6 +3,7 @@ import { newId } from '../lib/ids';
 import type { DisabledReason, EndpointStatus, WebhookVerificationResult } from '../contracts/webhooks';
 import { envTable, type Environment } from './environments';
 import { paged, type Page } from './page';
+import { PREPARED } from './knex';
 
 /**
  * The webhook endpoints store (docs/webhooks.md): each environment's `webhook_endpoints`, with their
@@ -41,6 +42,13 @@ export interface WebhookEndpointRow {
 }
 
 const endpoints = (db: Knex, env: Environment) => db<WebhookEndpointRow>(envTable(env, 'webhook_endpoints'));
+
+/** Every column of an endpoint's row, in the table's order: what the fan-out's prepared read names. */
+export const ENDPOINT_COLUMNS = [
+  'id', 'account_id', 'url', 'description', 'events', 'metadata', 'status', 'disabled_reason', 'secret_encrypted',
+  'previous_secret_encrypted', 'previous_secret_expires_at', 'secret_rotation', 'verification_count', 'verification', 'verified_url',
+  'verified_at', 'failing_since', 'deleted', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof WebhookEndpointRow)[];
 /** Writes that carry jsonb text or SQL expressions, which the typed builders would refuse. */
 const raw = (db: Knex, env: Environment) => db(envTable(env, 'webhook_endpoints'));
 
@@ -144,7 +152,7 @@ export async function recordVerification(db: Knex, env: Environment, run: { endp
 
 /** The enabled endpoints of an account, whole: the fan-out's targets, which its first attempts sign and send with. */
 export async function enabledEndpointsOf(db: Knex, env: Environment, accountId: string): Promise<WebhookEndpointRow[]> {
-  return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false });
+  return endpoints(db, env).where({ account_id: accountId, status: 'enabled', deleted: false }).select(...ENDPOINT_COLUMNS).options(PREPARED);
 }
 
 /**

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { envTable } from '../../db/environments';
 import { PREPARED } from '../../db/knex';
+import { EVENT_COLUMNS } from '../../db/events';
+import { PAYMENT_METHOD_COLUMNS } from '../../db/payment-methods';
 import { findPayment, findShownPayment } from '../../db/payments';
+import { ENDPOINT_COLUMNS } from '../../db/webhooks';
 import { newId } from '../../lib/ids';
 import { createMerchant, Merchant, startStack, TestStack } from '../support/stack';
 
@@ -69,6 +72,15 @@ describe('prepared statements', () => {
       await trx.raw(`ALTER TABLE ${envTable('production', 'payments')} ADD COLUMN prepared_probe integer`);
       expect((await findShownPayment(trx, 'production', id))?.id).toBe(id);
     });
+  });
+
+  it.each([
+    ['payment_methods', PAYMENT_METHOD_COLUMNS], ['events', EVENT_COLUMNS], ['webhook_endpoints', ENDPOINT_COLUMNS],
+  ] as const)('names every column of %s, in the table\'s order, where a prepared statement reads its rows whole', async (table, columns) => {
+    for (const schema of ['live', 'sandbox']) {
+      const inTable = await stack.db('information_schema.columns').where({ table_schema: schema, table_name: table }).orderBy('ordinal_position').pluck('column_name');
+      expect(inTable).toEqual([...columns]);
+    }
   });
 
   it('refuses to prepare a statement that reads or returns every column, before it reaches Postgres', async () => {

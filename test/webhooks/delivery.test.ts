@@ -88,7 +88,8 @@ describe('webhook delivery', () => {
     await enabledEndpoint(stack, m, r);
     const eventIds = await appendHeld(stack, 'production', [{ event: 'charge.failed', accountId: m.account.id, workspaceId: m.workspaceId }]);
     const seen: string[] = [];
-    const onQuery = (q: { sql: string }) => seen.push(q.sql);
+    const prepared: string[] = [];
+    const onQuery = (q: { sql: string; options?: { name?: string } }) => { seen.push(q.sql); if (q.options?.name) prepared.push(q.sql); };
     stack.db.on('query', onQuery);
     const fannedOut = await fanOutFor(stack)('production', eventIds).finally(() => stack.db.off('query', onQuery));
     expect(fannedOut.settled).toBe(1);
@@ -97,9 +98,12 @@ describe('webhook delivery', () => {
     // test's harness reads first and the test worker's own dispatcher polls meanwhile.
     const fanOut = seen.filter((sql) => sql.includes('"live".') && !/^(select \* from|update) "live"."events"/.test(sql));
     expect(fanOut).toHaveLength(3);
-    expect(fanOut[0]).toMatch(/^select \* from "live"."webhook_endpoints" where "account_id" = /);
+    expect(fanOut[0]).toMatch(/^select "id", "account_id", .* from "live"."webhook_endpoints" where "account_id" = /);
     expect(fanOut[1]).toMatch(/^with "inserted" as \(insert into "live"."webhook_deliveries" .* returning \*\) select \* from "inserted" union all select \* from "live"."webhook_deliveries" where "event_id" in/s);
     expect(fanOut[2]).toMatch(/^with "recorded" as \(update "live"."webhook_deliveries"/);
+    // The endpoints' read and the attempt are prepared statements (db/knex.ts PREPARED); the deliveries'
+    // insert is not: its text grows with its rows.
+    expect(fanOut.filter((sql) => prepared.includes(sql))).toEqual([fanOut[0], fanOut[2]]);
   });
 
   it('embeds the payment when the event has one, and only matching, enabled endpoints receive the event', async () => {
