@@ -103,7 +103,7 @@ export async function startWorker(stack: TestStack, tuning?: WorkerSetup['tuning
  * The event dispatcher's claim (db/events.ts `claimDueEvents`). A test worker's dispatcher polls with it
  * once a second whether or not anything is due: a test counting a step's statements leaves it out.
  */
-export const DISPATCHER_CLAIM = /^update "\w+"."events" set "fan_out_due" = .* for update skip locked\) returning "id", .*"span_id"$/s;
+export const DISPATCHER_CLAIM = /^update "\w+"."events" set "fan_out_due" = .* for update skip locked\) returning "id"(, "\w+")*$/s;
 
 let counter = 0;
 /** A unique suffix for ids made up by a test (users, workspaces). */
