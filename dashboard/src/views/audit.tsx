@@ -1,18 +1,14 @@
 import type { AuditEvent, Client } from '../api';
-import { Empty, ErrorState, Id, Loading, Pager, Time, useResource } from '../components';
-import { navigate, qs } from '../router';
+import { Empty, Id, Time, useResource } from '../components';
+import { ListBody, ListHeader, listPlace } from '../list';
+import { navigate } from '../router';
 
 const LIMIT = 25;
 const FILTERS = ['action', 'resource_type', 'resource_id', 'actor_id', 'from', 'to'] as const;
-type Filter = (typeof FILTERS)[number];
 
 /** The account's audit trail: who changed what, from where; secrets show only as "[changed]". */
 export function AuditLog({ api, query, onUnauthorized }: { api: Client; query: URLSearchParams; onUnauthorized: () => void }) {
-  const filters = Object.fromEntries(FILTERS.map((f) => [f, query.get(f) ?? ''])) as Record<Filter, string>;
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const go = (next: Partial<Record<Filter, string>> & { page?: number }) => navigate(`/audit${qs({
-    ...filters, ...next, page: next.page && next.page > 1 ? next.page : undefined,
-  })}`);
+  const { filters, page, go } = listPlace('/audit', query, FILTERS);
   const res = useResource(
     () => api.auditEvents({ ...filters, from: isoOf(filters.from), to: isoOf(filters.to), page, limit: LIMIT }),
     [api.accountId, ...FILTERS.map((f) => filters[f]), page], onUnauthorized,
@@ -27,10 +23,7 @@ export function AuditLog({ api, query, onUnauthorized }: { api: Client; query: U
 
   return (
     <div class="page">
-      <div class="page-header">
-        <h1>Audit log</h1>
-        <button type="button" class="btn btn-secondary" onClick={res.reload}>Refresh</button>
-      </div>
+      <ListHeader title="Audit log" onRefresh={res.reload} />
       <form class="inline-form filters" aria-label="Filter audit events" onSubmit={apply}>
         <label>Action<input name="action" placeholder="api_key.created" value={filters.action} /></label>
         <label>Resource type<input name="resource_type" placeholder="payment_provider_config" value={filters.resource_type} /></label>
@@ -41,16 +34,13 @@ export function AuditLog({ api, query, onUnauthorized }: { api: Client; query: U
         <button type="submit" class="btn btn-secondary">Apply</button>
         {filtered ? <button type="button" class="btn btn-ghost" onClick={() => navigate('/audit')}>Clear</button> : null}
       </form>
-      <div class="card">
-        {res.error ? <ErrorState error={res.error} retry={res.reload} />
-          : !res.data ? <Loading />
-          : res.data.data.length === 0 ? (
-            <Empty title={filtered ? 'No audit events match' : 'No audit events yet'}>
-              Changes to keys, members, providers, routing and webhooks, and every capture, cancel and refund, show up here.
-            </Empty>
-          ) : <AuditTable events={res.data.data} />}
-      </div>
-      {res.data ? <Pager page={res.data.page} hasMore={res.data.has_more} total={res.data.total} limit={res.data.limit} shown={res.data.data.length} onPage={(p) => go({ page: p })} /> : null}
+      <ListBody res={res} onPage={(p) => go({ page: p })} empty={(
+        <Empty title={filtered ? 'No audit events match' : 'No audit events yet'}>
+          Changes to keys, members, providers, routing and webhooks, and every capture, cancel and refund, show up here.
+        </Empty>
+      )}>
+        {(events) => <AuditTable events={events} />}
+      </ListBody>
     </div>
   );
 }

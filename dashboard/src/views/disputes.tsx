@@ -1,47 +1,30 @@
 import { ANSWERABLE_DISPUTE_STATUSES } from '../../../lib/providers/disputes';
 import type { Client, Dispute } from '../api';
-import { Empty, ErrorState, Id, Link, Loading, Pager, Status, statusLabel, Time, useResource } from '../components';
+import { Id, Link, Status, statusLabel, Time, useResource } from '../components';
 import { humanize, money, timeLeft, when } from '../format';
-import { navigate, qs } from '../router';
+import { EmptyList, FilterPills, LIST_LIMIT, ListBody, ListHeader, listPlace, statusOptions } from '../list';
+import { navigate } from '../router';
 
 // Those owing an answer first: they are what an operator opens this page for.
-const STATUSES = ['NEEDS_RESPONSE', 'WARNING_NEEDS_RESPONSE', 'UNDER_REVIEW', 'WARNING_UNDER_REVIEW', 'WON', 'LOST', 'WARNING_CLOSED'];
-const LIMIT = 20;
+const STATUSES = statusOptions(['NEEDS_RESPONSE', 'WARNING_NEEDS_RESPONSE', 'UNDER_REVIEW', 'WARNING_UNDER_REVIEW', 'WON', 'LOST', 'WARNING_CLOSED']);
 /** Under this long left, the deadline shows red: the reminder (3 days before) has gone out by then. */
 const URGENT_MS = 3 * 86_400_000;
 
 export function DisputeList({ api, query, onUnauthorized }: { api: Client; query: URLSearchParams; onUnauthorized: () => void }) {
-  const status = query.get('status') ?? '';
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const go = (next: { status?: string; page?: number }) => navigate(`/disputes${qs({ status: next.status ?? status, page: next.page && next.page > 1 ? next.page : undefined })}`);
-  const res = useResource(() => api.disputes({ status: status || undefined, page, limit: LIMIT }), [api.accountId, status, page], onUnauthorized);
+  const { filters: { status }, page, go } = listPlace('/disputes', query, ['status']);
+  const res = useResource(() => api.disputes({ status: status || undefined, page, limit: LIST_LIMIT }), [api.accountId, status, page], onUnauthorized);
 
   return (
     <div class="page">
-      <div class="page-header">
-        <div>
-          <h1>Disputes</h1>
-          <div class="detail-sub">Chargebacks and inquiries from every processor, with the time left to answer each.</div>
-        </div>
-        <button type="button" class="btn btn-secondary" onClick={res.reload}>Refresh</button>
-      </div>
-      <div class="filters" role="group" aria-label="Filter by status">
-        <button type="button" class={`pill ${status === '' ? 'active' : ''}`} onClick={() => go({ status: '', page: 1 })}>All</button>
-        {STATUSES.map((s) => (
-          <button type="button" key={s} class={`pill ${status === s ? 'active' : ''}`} data-status={s} onClick={() => go({ status: s, page: 1 })}>{statusLabel(s)}</button>
-        ))}
-      </div>
-      <div class="card">
-        {res.error ? <ErrorState error={res.error} retry={res.reload} />
-          : !res.data ? <Loading />
-          : res.data.data.length === 0 ? (
-            <Empty title={status ? `No disputes that are ${statusLabel(status).toLowerCase()}` : 'No disputes'}>
-              {status ? <button type="button" class="btn btn-secondary" onClick={() => go({ status: '', page: 1 })}>Show all disputes</button>
-                : 'When a cardholder disputes a charge, the processor tells us and it shows up here.'}
-            </Empty>
-          ) : <DisputeTable disputes={res.data.data} />}
-      </div>
-      {res.data ? <Pager page={res.data.page} hasMore={res.data.has_more} total={res.data.total} limit={res.data.limit} shown={res.data.data.length} onPage={(p) => go({ page: p })} /> : null}
+      <ListHeader title="Disputes" sub="Chargebacks and inquiries from every processor, with the time left to answer each." onRefresh={res.reload} />
+      <FilterPills label="Filter by status" options={STATUSES} current={status} onSelect={(s) => go({ status: s })} />
+      <ListBody res={res} onPage={(p) => go({ page: p })} empty={(
+        <EmptyList filtered={status && `No disputes that are ${statusLabel(status).toLowerCase()}`} title="No disputes" noun="disputes" onShowAll={() => go({ status: '' })}>
+          When a cardholder disputes a charge, the processor tells us and it shows up here.
+        </EmptyList>
+      )}>
+        {(disputes) => <DisputeTable disputes={disputes} />}
+      </ListBody>
     </div>
   );
 }

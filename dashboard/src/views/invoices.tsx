@@ -1,42 +1,28 @@
 import type { Client, Invoice } from '../api';
-import { Empty, ErrorState, Id, Link, Loading, Pager, Status, Time, useResource } from '../components';
+import { Id, Link, Status, statusLabel, Time, useResource } from '../components';
 import { humanize, money, period } from '../format';
-import { navigate, qs } from '../router';
+import { EmptyList, FilterPills, LIST_LIMIT, ListBody, ListHeader, listPlace, statusOptions } from '../list';
+import { navigate } from '../router';
 import { BillingTabs } from './subscriptions';
 
-const STATUSES = ['OPEN', 'PAID', 'UNCOLLECTIBLE', 'VOID', 'DRAFT'];
-const LIMIT = 20;
+const STATUSES = statusOptions(['OPEN', 'PAID', 'UNCOLLECTIBLE', 'VOID', 'DRAFT']);
 
 export function InvoiceList({ api, query, onUnauthorized }: { api: Client; query: URLSearchParams; onUnauthorized: () => void }) {
-  const status = query.get('status') ?? '';
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const go = (next: { status?: string; page?: number }) => navigate(`/billing/invoices${qs({ status: next.status ?? status, page: next.page && next.page > 1 ? next.page : undefined })}`);
-  const res = useResource(() => api.invoices({ status: status || undefined, page, limit: LIMIT }), [api.accountId, status, page], onUnauthorized);
+  const { filters: { status }, page, go } = listPlace('/billing/invoices', query, ['status']);
+  const res = useResource(() => api.invoices({ status: status || undefined, page, limit: LIST_LIMIT }), [api.accountId, status, page], onUnauthorized);
 
   return (
     <div class="page">
-      <div class="page-header">
-        <h1>Invoices</h1>
-        <button type="button" class="btn btn-secondary" onClick={res.reload}>Refresh</button>
-      </div>
+      <ListHeader title="Invoices" onRefresh={res.reload} />
       <BillingTabs current="invoices" />
-      <div class="filters" role="group" aria-label="Filter by status">
-        <button type="button" class={`pill ${status === '' ? 'active' : ''}`} onClick={() => go({ status: '', page: 1 })}>All</button>
-        {STATUSES.map((s) => (
-          <button type="button" key={s} class={`pill ${status === s ? 'active' : ''}`} data-status={s} onClick={() => go({ status: s, page: 1 })}>{humanize(s)}</button>
-        ))}
-      </div>
-      <div class="card">
-        {res.error ? <ErrorState error={res.error} retry={res.reload} />
-          : !res.data ? <Loading />
-          : res.data.data.length === 0 ? (
-            <Empty title={status ? `No ${humanize(status).toLowerCase()} invoices` : 'No invoices yet'}>
-              {status ? <button type="button" class="btn btn-secondary" onClick={() => go({ status: '', page: 1 })}>Show all invoices</button>
-                : 'Each subscription makes an invoice per period; they show up here.'}
-            </Empty>
-          ) : <InvoiceTable invoices={res.data.data} withSubscription />}
-      </div>
-      {res.data ? <Pager page={res.data.page} hasMore={res.data.has_more} total={res.data.total} limit={res.data.limit} shown={res.data.data.length} onPage={(p) => go({ page: p })} /> : null}
+      <FilterPills label="Filter by status" options={STATUSES} current={status} onSelect={(s) => go({ status: s })} />
+      <ListBody res={res} onPage={(p) => go({ page: p })} empty={(
+        <EmptyList filtered={status && `No ${statusLabel(status).toLowerCase()} invoices`} title="No invoices yet" noun="invoices" onShowAll={() => go({ status: '' })}>
+          Each subscription makes an invoice per period; they show up here.
+        </EmptyList>
+      )}>
+        {(invoices) => <InvoiceTable invoices={invoices} withSubscription />}
+      </ListBody>
     </div>
   );
 }

@@ -1,61 +1,47 @@
 import type { Client, PaymentLink } from '../api';
-import { CopyUrl, Empty, ErrorState, Fact, Id, Link, Loading, OutcomeNotice, Pager, Section, Status, Time, useAction, useResource } from '../components';
+import { CopyUrl, ErrorState, Fact, Id, Link, Loading, OutcomeNotice, Section, Status, Time, useAction, useResource } from '../components';
 import { lineSummary, money } from '../format';
-import { navigate, qs } from '../router';
+import { EmptyList, FilterPills, LIST_LIMIT, ListBody, ListHeader, listPlace, type FilterOption } from '../list';
+import { navigate } from '../router';
 import { CheckoutTabs } from './checkout-sessions';
 import { LineItems, Metadata } from './checkout-session';
 
-const LIMIT = 20;
-const FILTERS = [{ value: 'true', label: 'Active' }, { value: 'false', label: 'Inactive' }];
+const FILTERS: FilterOption[] = [{ value: 'true', label: 'Active' }, { value: 'false', label: 'Inactive' }];
 
 const linkStatus = (l: PaymentLink) => (l.active ? 'active' : 'inactive');
 
 export function PaymentLinkList({ api, query, onUnauthorized }: { api: Client; query: URLSearchParams; onUnauthorized: () => void }) {
-  const active = query.get('active') ?? '';
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const go = (next: { active?: string; page?: number }) => navigate(`/checkout/links${qs({ active: next.active ?? active, page: next.page && next.page > 1 ? next.page : undefined })}`);
-  const res = useResource(() => api.paymentLinks({ active: active || undefined, page, limit: LIMIT }), [api.accountId, active, page], onUnauthorized);
+  const { filters: { active }, page, go } = listPlace('/checkout/links', query, ['active']);
+  const res = useResource(() => api.paymentLinks({ active: active || undefined, page, limit: LIST_LIMIT }), [api.accountId, active, page], onUnauthorized);
 
   return (
     <div class="page">
-      <div class="page-header">
-        <h1>Payment links</h1>
-        <button type="button" class="btn btn-secondary" onClick={res.reload}>Refresh</button>
-      </div>
+      <ListHeader title="Payment links" onRefresh={res.reload} />
       <CheckoutTabs current="links" />
-      <div class="filters" role="group" aria-label="Filter links">
-        <button type="button" class={`pill ${active === '' ? 'active' : ''}`} onClick={() => go({ active: '', page: 1 })}>All</button>
-        {FILTERS.map((f) => (
-          <button type="button" key={f.value} class={`pill ${active === f.value ? 'active' : ''}`} onClick={() => go({ active: f.value, page: 1 })}>{f.label}</button>
-        ))}
-      </div>
-      <div class="card">
-        {res.error ? <ErrorState error={res.error} retry={res.reload} />
-          : !res.data ? <Loading />
-          : res.data.data.length === 0 ? (
-            <Empty title={active ? `No ${active === 'true' ? 'active' : 'inactive'} payment links` : 'No payment links yet'}>
-              {active ? <button type="button" class="btn btn-secondary" onClick={() => go({ active: '', page: 1 })}>Show all links</button>
-                : <>Links created with <code>POST /v1/payment-links</code> show up here.</>}
-            </Empty>
-          ) : (
-            <table class="table" data-testid="links-table">
-              <thead><tr><th>Amount</th><th>Status</th><th>URL</th><th>Link</th><th>Items</th><th>Created</th></tr></thead>
-              <tbody>
-                {res.data.data.map((l) => (
-                  <tr key={l.id} class="row-link" data-link={l.id} onClick={() => navigate(`/checkout/links/${l.id}`)}>
-                    <td class="amount"><Link to={`/checkout/links/${l.id}`}>{money(l.amount, l.currency)}</Link></td>
-                    <td><Status value={linkStatus(l)} /></td>
-                    <td><CopyUrl value={l.url} /></td>
-                    <td><Id value={l.id} /></td>
-                    <td>{lineSummary(l.line_items)}</td>
-                    <td><Time value={l.created_at} /></td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-      </div>
-      {res.data ? <Pager page={res.data.page} hasMore={res.data.has_more} total={res.data.total} limit={res.data.limit} shown={res.data.data.length} onPage={(p) => go({ page: p })} /> : null}
+      <FilterPills label="Filter links" options={FILTERS} current={active} onSelect={(a) => go({ active: a })} />
+      <ListBody res={res} onPage={(p) => go({ page: p })} empty={(
+        <EmptyList filtered={active && `No ${active === 'true' ? 'active' : 'inactive'} payment links`} title="No payment links yet" noun="links" onShowAll={() => go({ active: '' })}>
+          Links created with <code>POST /v1/payment-links</code> show up here.
+        </EmptyList>
+      )}>
+        {(links) => (
+          <table class="table" data-testid="links-table">
+            <thead><tr><th>Amount</th><th>Status</th><th>URL</th><th>Link</th><th>Items</th><th>Created</th></tr></thead>
+            <tbody>
+              {links.map((l) => (
+                <tr key={l.id} class="row-link" data-link={l.id} onClick={() => navigate(`/checkout/links/${l.id}`)}>
+                  <td class="amount"><Link to={`/checkout/links/${l.id}`}>{money(l.amount, l.currency)}</Link></td>
+                  <td><Status value={linkStatus(l)} /></td>
+                  <td><CopyUrl value={l.url} /></td>
+                  <td><Id value={l.id} /></td>
+                  <td>{lineSummary(l.line_items)}</td>
+                  <td><Time value={l.created_at} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListBody>
     </div>
   );
 }

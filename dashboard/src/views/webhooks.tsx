@@ -1,31 +1,23 @@
 import type { Client } from '../api';
-import { Empty, ErrorState, Link, Loading, Pager, Section, Status, Time, useResource } from '../components';
+import { Empty, ErrorState, Link, Loading, Section, Status, Time, useResource } from '../components';
 import { humanize } from '../format';
-import { navigate, qs } from '../router';
+import { FilterPills, LIST_LIMIT, ListBody, ListHeader, listPlace, statusOptions } from '../list';
+import { navigate } from '../router';
 import { DeliveriesTable } from './deliveries';
 
-const DELIVERY_FILTERS = ['dead_lettered', 'failed', 'pending', 'succeeded'];
-const LIMIT = 20;
+const DELIVERY_FILTERS = statusOptions(['dead_lettered', 'failed', 'pending', 'succeeded']);
 
 export function Webhooks({ api, query, onUnauthorized }: { api: Client; query: URLSearchParams; onUnauthorized: () => void }) {
-  const status = query.get('status') ?? '';
-  const endpoint = query.get('endpoint') ?? '';
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const go = (next: { status?: string; endpoint?: string; page?: number }) => navigate(`/webhooks${qs({
-    status: next.status ?? status, endpoint: next.endpoint ?? endpoint, page: next.page && next.page > 1 ? next.page : undefined,
-  })}`);
+  const { filters: { status, endpoint }, page, go } = listPlace('/webhooks', query, ['status', 'endpoint']);
   const endpoints = useResource(() => api.endpoints(), [api.accountId], onUnauthorized);
   const deliveries = useResource(
-    () => api.deliveries({ status: status || undefined, endpoint_id: endpoint || undefined, page, limit: LIMIT }),
+    () => api.deliveries({ status: status || undefined, endpoint_id: endpoint || undefined, page, limit: LIST_LIMIT }),
     [api.accountId, status, endpoint, page], onUnauthorized,
   );
 
   return (
     <div class="page">
-      <div class="page-header">
-        <h1>Webhooks</h1>
-        <button type="button" class="btn btn-secondary" onClick={() => { endpoints.reload(); deliveries.reload(); }}>Refresh</button>
-      </div>
+      <ListHeader title="Webhooks" onRefresh={() => { endpoints.reload(); deliveries.reload(); }} />
 
       <Section title="Endpoints" count={endpoints.data?.total ?? undefined}>
         {endpoints.error ? <ErrorState error={endpoints.error} retry={endpoints.reload} />
@@ -52,25 +44,19 @@ export function Webhooks({ api, query, onUnauthorized }: { api: Client; query: U
       </Section>
 
       <Section title="Deliveries" count={deliveries.data?.total ?? undefined} actions={endpoints.data && endpoints.data.data.length > 1 ? (
-        <select aria-label="Endpoint" value={endpoint} onChange={(e) => go({ endpoint: (e.target as HTMLSelectElement).value, page: 1 })}>
+        <select aria-label="Endpoint" value={endpoint} onChange={(e) => go({ endpoint: (e.target as HTMLSelectElement).value })}>
           <option value="">All endpoints</option>
           {endpoints.data.data.map((e) => <option key={e.id} value={e.id}>{e.url}</option>)}
         </select>
       ) : null}>
-        <div class="filters" role="group" aria-label="Filter deliveries by status">
-          <button type="button" class={`pill ${status === '' ? 'active' : ''}`} onClick={() => go({ status: '', page: 1 })}>All</button>
-          {DELIVERY_FILTERS.map((s) => (
-            <button type="button" key={s} class={`pill ${status === s ? 'active' : ''}`} data-status={s} onClick={() => go({ status: s, page: 1 })}>{humanize(s)}</button>
-          ))}
-        </div>
-        {deliveries.error ? <ErrorState error={deliveries.error} retry={deliveries.reload} />
-          : !deliveries.data ? <Loading />
-          : deliveries.data.data.length === 0 ? (
-            <Empty title={status === 'dead_lettered' ? 'Nothing dead-lettered' : status ? `No ${humanize(status).toLowerCase()} deliveries` : 'No deliveries yet'}>
-              {status === 'dead_lettered' ? 'Every delivery either succeeded or is still being retried.' : 'Events sent to your endpoints show up here.'}
-            </Empty>
-          ) : <DeliveriesTable deliveries={deliveries.data.data} />}
-        {deliveries.data ? <Pager page={deliveries.data.page} hasMore={deliveries.data.has_more} total={deliveries.data.total} limit={deliveries.data.limit} shown={deliveries.data.data.length} onPage={(p) => go({ page: p })} /> : null}
+        <FilterPills label="Filter deliveries by status" options={DELIVERY_FILTERS} current={status} onSelect={(s) => go({ status: s })} />
+        <ListBody res={deliveries} card={false} onPage={(p) => go({ page: p })} empty={(
+          <Empty title={status === 'dead_lettered' ? 'Nothing dead-lettered' : status ? `No ${humanize(status).toLowerCase()} deliveries` : 'No deliveries yet'}>
+            {status === 'dead_lettered' ? 'Every delivery either succeeded or is still being retried.' : 'Events sent to your endpoints show up here.'}
+          </Empty>
+        )}>
+          {(rows) => <DeliveriesTable deliveries={rows} />}
+        </ListBody>
       </Section>
     </div>
   );
