@@ -130,6 +130,12 @@ export const subscriptionQueries = {
 
 export const subscriptionWorkflowId = (subscriptionId: string) => `subscription/${subscriptionId}`;
 
+/** A test clock moved to `frozenTime` (ms): the subscriptions on it are to be told. */
+export interface ClockAdvance { clockId: string; accountId: string; environment: Environment; frozenTime: number }
+
+/** One workflow per clock and time moved to: a retried advance request joins it rather than telling everyone twice at once. */
+export const clockAdvanceWorkflowId = (advance: ClockAdvance) => `test-clock/${advance.clockId}/${advance.frozenTime}`;
+
 /** The purpose of the API's seals on billing commands (lib/vault.ts). */
 export const BILLING_SEAL_PURPOSE = 'billing-command';
 
@@ -172,4 +178,6 @@ export interface BillingActivities {
   expireIncomplete(ref: SubscriptionRef, now: number): Promise<SubscriptionClock>;
   /** Applies one change (its seal checked), once per update id. */
   applyChange(ref: SubscriptionRef, updateId: string, change: SealedChange, now: number): Promise<{ answer: ChangeAnswer; clock: SubscriptionClock }>;
+  /** Tells every subscription still running on the clock that it moved, a batch at a time; a retry goes on from the last batch told. */
+  tellClockAdvanced(advance: ClockAdvance): Promise<{ told: number }>;
 }

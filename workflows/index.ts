@@ -7,6 +7,7 @@ export { paymentWorkflow } from './payments/workflow';
 export { refundWorkflow } from './refunds/workflow';
 export { checkoutSessionWorkflow } from './checkout/workflow';
 export { subscriptionWorkflow } from './billing/workflow';
+export { clockAdvanceWorkflow } from './billing/test-clock';
 export { disputeWorkflow } from './disputes/workflow';
 export { stuckPaymentWatchdogWorkflow } from './watchdog/workflow';
 export { vaultRotationWorkflow } from './vault/workflow';

@@ -1,5 +1,3 @@
-import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { findAccountSetting } from '../../db/accounts';
 import { appendEvents, type EventRecord } from '../../db/events';
@@ -14,7 +12,7 @@ import { withHeartbeat } from '../heartbeat';
 import { startPayment } from '../../workflows/payments/client';
 import { carriedSeal, PAYMENT_SEAL_PURPOSE, paymentCommand, startCommand, type PaymentInput } from '../../contracts/payments';
 import type { InvoiceAttempt, SubscriptionClock, SubscriptionRef, SubscriptionStatus } from '../../contracts/billing';
-import { clockOf, invoiceEvent, readClock, subscriptionEvent, UNDECIDED_PAYMENT_STATUSES, type BillingActivityDeps } from './state';
+import { clockOf, invoiceEvent, readClock, subscriptionEvent, temporalOf, UNDECIDED_PAYMENT_STATUSES, type BillingActivityDeps } from './state';
 
 /** Statuses a paid invoice brings a subscription back from (a trial's end counts: it is now paid for). */
 const REVIVED_BY_PAYMENT: readonly SubscriptionStatus[] = ['INCOMPLETE', 'TRIALING', 'PAST_DUE', 'UNPAID'];
@@ -27,7 +25,6 @@ const REVIVED_BY_PAYMENT: readonly SubscriptionStatus[] = ['INCOMPLETE', 'TRIALI
  */
 export function collectionActivities(deps: BillingActivityDeps) {
   const { db, vault, config } = deps;
-  const client = async (): Promise<Client> => (deps.temporal ? deps.temporal() : Context.current().client);
 
   /** The payment of the invoice's attempt, sealed as the API seals a start and a confirm. */
   function paymentOf(ref: SubscriptionRef, sub: SubscriptionRow, invoice: InvoiceRow, paymentId: string) {
@@ -60,7 +57,7 @@ export function collectionActivities(deps: BillingActivityDeps) {
     if (paying.attempt_count !== attemptCount + 1 || !paying.payment_id) return readClock(db, ref);
     const { input, confirm } = paymentOf(ref, sub, paying, paying.payment_id);
     try {
-      await withHeartbeat(startPayment(await client(), input, confirm));
+      await withHeartbeat(startPayment(await temporalOf(deps), input, confirm));
     } catch (err) {
       if (!isAlreadyStarted(err)) throw err;
     }

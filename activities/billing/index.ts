@@ -1,8 +1,8 @@
-import { markCaughtUp } from '../../db/test-clocks';
-import type { BillingActivities, SubscriptionRef } from '../../contracts/billing';
+import type { BillingActivities } from '../../contracts/billing';
 import { changeActivities } from './changes';
 import { collectionActivities } from './collection';
 import { lifecycleActivities } from './lifecycle';
+import { testClockActivities } from './test-clocks';
 import type { BillingActivityDeps } from './state';
 
 export type { BillingActivityDeps } from './state';
@@ -15,8 +15,6 @@ export function billingActivities(deps: BillingActivityDeps) {
     ...changeActivities(deps, collection.pay),
     payInvoice: collection.pay,
     settleInvoice: collection.settle,
-    async caughtUp(ref: SubscriptionRef, testClockId: string, time: number): Promise<void> {
-      await markCaughtUp(deps.db, ref.environment, testClockId, ref.subscriptionId, new Date(time));
-    },
+    ...testClockActivities(deps),
   } satisfies BillingActivities;
 }

@@ -22,6 +22,9 @@ export interface BillingActivityDeps {
   temporal?: () => Promise<Client>;
 }
 
+/** The Temporal client an activity calls with: the one the deps give, else the worker's own. */
+export const temporalOf = async (deps: BillingActivityDeps): Promise<Client> => (deps.temporal ? deps.temporal() : Context.current().client);
+
 /** The statuses of a payment still being decided: its invoice waits for the payment's word. */
 export const UNDECIDED_PAYMENT_STATUSES = ['CREATED', 'PROCESSING', 'REQUIRES_ACTION', 'REQUIRES_PAYMENT_METHOD'];
 

@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { subscriptionsOnClock } from '../../db/subscriptions';
 import { advanceTestClock, findTestClock, insertTestClock, listTestClocks } from '../../db/test-clocks';
 import { newId } from '../../lib/ids';
-import { ENDED_SUBSCRIPTION_STATUSES } from '../../contracts/billing';
-import { tellClockAdvanced } from '../../workflows/billing/client';
+import { startClockAdvance } from '../../workflows/billing/client';
 import { ApiError } from '../errors';
 import { reserveResourceId } from '../middleware/idempotency';
 import { defineRoute } from '../route';
@@ -88,7 +86,7 @@ export const testClockRoutes = [
     method: 'post',
     path: '/test-clocks/:id/advance',
     tag: TAG,
-    summary: 'Move a test clock forward (at most five years): each subscription on it does, in order, everything due up to the new time',
+    summary: 'Move a test clock forward (at most five years): each subscription on it does, in order, everything due up to the new time; answers at once, the clock ADVANCING until all have caught up',
     permission: 'billing:write',
     message: 'Test clock advancing',
     errors: ['temporal_unavailable'],
@@ -105,8 +103,7 @@ export const testClockRoutes = [
       const advanced = await advanceTestClock(deps.db, env, row.id, to);
       // Moved meanwhile past `to` by a concurrent advance: refused as going back.
       if (!advanced) throw ApiError.validation([{ path: 'body/frozen_time', message: 'must not be before the clock\'s time: clocks only move forward' }]);
-      const running = (await subscriptionsOnClock(deps.db, env, row.id)).filter((s) => !ENDED_SUBSCRIPTION_STATUSES.includes(s.status));
-      await tellClockAdvanced(await deps.temporal(), running.map((s) => s.id));
+      await startClockAdvance(await deps.temporal(), { clockId: row.id, accountId: row.account_id, environment: env, frozenTime: to.getTime() });
       return { data: serializeTestClock(advanced) };
     },
   }),

@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, RunningWorker, startStack, startWorker, TestStack } from '../support/stack';
 import { startSimulator, TestSimulator } from '../support/payments';
-import { BILLING_SEAL_PURPOSE, subscriptionChangeText, type SubscriptionChange } from '../../contracts/billing';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { BILLING_SEAL_PURPOSE, clockAdvanceWorkflowId, subscriptionChangeText, subscriptionWorkflowId, type SubscriptionChange } from '../../contracts/billing';
 import { changeSubscription } from '../../workflows/billing/client';
+import { billingActivities } from '../../activities/billing';
+import { Vault } from '../../lib/vault';
+import { eventually } from '../support/worker-process';
 import { advanceClock, api, billingEvents, billingFixture, BillingFixture, customerWithCard, invoicesOf, monthlyPrice, newClock, recordSubscriptionHistory } from './support';
 
 // Subscriptions against the real stack on test clocks: the workflow sleeps until its clock moves, then
@@ -74,6 +78,45 @@ describe('a monthly subscription on a test clock', () => {
     const clock = await newClock(stack, f.merchant, START);
     const res = await stack.http.post(`/v1/test-clocks/${clock.id}/advance`).set('Authorization', `Bearer ${f.merchant.secretKey}`).send({ frozen_time: '2026-01-01T00:00:00.000Z' });
     expect(res.status).toBe(400);
+  });
+});
+
+describe('advancing a clock', () => {
+  const signalsTo = async (subscriptionIds: string[]) => {
+    const client = await stack.deps.temporal();
+    return Promise.all(subscriptionIds.map(async (id) => {
+      const history = await client.workflow.getHandle(subscriptionWorkflowId(id)).fetchHistory();
+      return history.events!.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'clockAdvanced').length;
+    }));
+  };
+
+  it('answers at once and tells the subscriptions through a workflow of its own; a retry goes on after the last one told', async () => {
+    const price = await monthlyPrice(stack, f.merchant, 1500);
+    const clock = await newClock(stack, f.merchant, START);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { customerId, paymentMethodId } = await customerWithCard(stack, f.merchant);
+      const sub = await api(stack, f.merchant).post('/v1/subscriptions', {
+        customer_id: customerId, default_payment_method_id: paymentMethodId, test_clock_id: clock.id, items: [{ price_id: price.id }],
+      }, 201);
+      ids.push(sub.id);
+    }
+    ids.sort();
+    // Mid-period: each subscription reads the time, finds nothing due and reports itself caught up.
+    const to = '2026-02-10T12:00:00.000Z';
+    const advance = { clockId: clock.id, accountId: f.merchant.account.id, environment: 'sandbox' as const, frozenTime: Date.parse(to) };
+    const answered = await api(stack, f.merchant).post(`/v1/test-clocks/${clock.id}/advance`, { frozen_time: to });
+    expect(answered).toMatchObject({ frozen_time: to, status: 'ADVANCING' });
+    const client = await stack.deps.temporal();
+    expect(await client.workflow.getHandle(clockAdvanceWorkflowId(advance)).result()).toEqual({ told: 3 });
+    await eventually(async () => ((await api(stack, f.merchant).get(`/v1/test-clocks/${clock.id}`)).status === 'READY' ? true : undefined), 60_000, 200);
+    expect(await signalsTo(ids)).toEqual([1, 1, 1]);
+
+    // An attempt that died after telling the first: its retry, with that heartbeat, tells the other two only.
+    const activities = billingActivities({ db: stack.db, config: stack.config, vault: new Vault(stack.config.vaultKeys), temporal: stack.deps.temporal });
+    const retry = new MockActivityEnvironment({ heartbeatDetails: ids[0] });
+    expect(await retry.run(activities.tellClockAdvanced, advance)).toEqual({ told: 2 });
+    expect(await signalsTo(ids)).toEqual([1, 2, 2]);
   });
 });
 

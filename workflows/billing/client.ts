@@ -8,10 +8,11 @@ import { Client, WithStartWorkflowOperation, WorkflowExecutionDescription, Workf
 import { ApiError, withArticle } from '../../lib/errors';
 import { SEARCH_ATTRIBUTES, TASK_QUEUES } from '../../contracts/temporal';
 import {
-  subscriptionQueries, subscriptionSignals, subscriptionUpdates, subscriptionWorkflowId,
-  type ChangeAnswer, type SealedChange, type SubscriptionInput, type SubscriptionState, type SubscriptionStatus,
+  clockAdvanceWorkflowId, subscriptionQueries, subscriptionSignals, subscriptionUpdates, subscriptionWorkflowId,
+  type ChangeAnswer, type ClockAdvance, type SealedChange, type SubscriptionInput, type SubscriptionState, type SubscriptionStatus,
 } from '../../contracts/billing';
 import { applicationFailure, isNotFound, resendingAborted, temporalUiLink } from '../client';
+import { clockAdvanceWorkflow } from './test-clock';
 import { subscriptionWorkflow } from './workflow';
 
 /** The operator's way into the subscription's workflow: its id, namespace and Temporal UI page. */
@@ -68,6 +69,26 @@ export async function changeSubscription(
     throw err;
   }
   if (!answer.applied) throw new ApiError('invalid_state', answer.message, { refusal: answer.code });
+}
+
+/**
+ * Starts telling the subscriptions on a test clock that it moved (clockAdvanceWorkflow), and answers
+ * once that is durable, not once they are told. A retried advance joins the workflow still telling
+ * them; one after it finished tells them again, which is harmless: the signal is a nudge.
+ */
+export async function startClockAdvance(client: Client, advance: ClockAdvance): Promise<void> {
+  await client.workflow.start(clockAdvanceWorkflow, {
+    workflowId: clockAdvanceWorkflowId(advance),
+    taskQueue: TASK_QUEUES.payments,
+    args: [advance],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTES.AccountId, value: advance.accountId },
+      { key: SEARCH_ATTRIBUTES.Environment, value: advance.environment },
+    ],
+    staticSummary: `test clock · ${advance.accountId} · ${advance.clockId} → ${new Date(advance.frozenTime).toISOString()}`,
+  });
 }
 
 /** Tells each subscription on a test clock that the clock moved (a nudge: each reads the clock's row). */
