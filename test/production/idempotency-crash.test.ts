@@ -41,6 +41,12 @@ function create(http: supertest.Agent, key: string, amount: number) {
 
 const claimOf = (key: string) => stack.db('core.idempotency_keys').where({ key }).first();
 
+/**
+ * The resource id the claim reserved. The claim's row is written before its id is reserved, so a read
+ * between the two finds null: wait past it (a null had been taken for the id, and the test looked for payment/null).
+ */
+const reservedId = (key: string): Promise<string> => eventually(async () => ((await claimOf(key))?.resource_id as string | null) ?? undefined);
+
 /** The charge reached the processor: its row is written and the simulator was called with its key. */
 async function charged(paymentId: string): Promise<boolean> {
   const charge = await stack.db('live.charges').where({ payment_id: paymentId }).first('id');
@@ -74,8 +80,7 @@ describe('an Idempotency-Key claimed by a request whose API process dies', () =>
     const first = await api();
     const inFlight = create(first, key, 4300).then((r) => r, (err: Error) => err);
     // The claim is written and the authorization is at the processor: kill the API now.
-    await eventually(async () => (await claimOf(key))?.resource_id as string | undefined);
-    const paymentId = (await claimOf(key)).resource_id as string;
+    const paymentId = await reservedId(key);
     // A precondition, not a measure: on a loaded CI machine the fresh worker's first task can take a while.
     await eventually(() => charged(paymentId), 60_000)
       .catch(async () => { throw new Error(`the charge did not reach the processor in 60 s\n${await whyNotCharged(paymentId)}`); });
@@ -105,7 +110,7 @@ describe('an Idempotency-Key claimed by a request whose API process dies', () =>
     const key = `alive-${Date.now()}`;
     const [http, other] = [await api(), await api()];
     const inFlight = create(http, key, 4400).then((r) => r);
-    await eventually(async () => (await claimOf(key))?.resource_id as string | undefined);
+    await reservedId(key);
 
     const early = await create(other, key, 4400);
     expect(early.status, JSON.stringify(early.body)).toBe(409);
