@@ -13,8 +13,8 @@ import { log } from './runs';
 import { rssMb, type Stack } from './stack';
 
 /**
- * 250 by default, not the issue's 10,000: a subscription's create costs about 0.3 s of CPU and its
- * renewal about 0.25 s, so 10,000 take over an hour on two cores (BENCH_SUBSCRIPTIONS=10000 runs them:
+ * 250 by default, not the issue's 10,000: a subscription's create costs about 0.16 s of CPU and its
+ * renewal about 0.26 s, so 10,000 take some 45 minutes on two cores (BENCH_SUBSCRIPTIONS=10000 runs them:
  * docs/performance.md gives its figures); 250 and one renewal round take some three minutes, and are more
  * than the worker's cache of 100 workflows holds. BENCH_SUBSCRIPTIONS_ASLEEP adds sleepers that are never
  * renewed, for the memory target.
