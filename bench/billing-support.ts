@@ -13,8 +13,18 @@ export const workerPids = () => children
   .filter((c) => c.exitCode === null && c.pid !== undefined && c.spawnargs.some((arg) => arg.endsWith('worker/main.js')))
   .map((c) => c.pid!);
 
-/** A round's work as the database has it: its renewals' invoices and payments, and the subscriptions asleep now. */
-export async function billingCounts(db: Db, clockId: string, since: Date): Promise<{ sleeping: number; renewed: number; invoices: number; payments: number }> {
+/** What a round made since it began: counts, and when the last of each was made (for a rate over its own span). */
+export interface BillingCounts {
+  sleeping: number; renewed: number; invoices: number; payments: number;
+  lastInvoiceAt: Date | null; lastPaymentAt: Date | null;
+}
+
+/**
+ * A round's work as the database has it: its renewals' invoices and payments, and the subscriptions
+ * asleep now. The rows' timestamps are the machine's time (a test clock moves only the billing dates),
+ * so the last invoice's and payment's say when each kind of work was done.
+ */
+export async function billingCounts(db: Db, clockId: string, since: Date): Promise<BillingCounts> {
   const onClock = db('sandbox.subscriptions').where({ test_clock_id: clockId });
   const clock = await db('sandbox.test_clocks').where({ id: clockId }).first('frozen_time');
   // Asleep: running, and caught up with the clock (nothing due until it moves again).
@@ -22,10 +32,14 @@ export async function billingCounts(db: Db, clockId: string, since: Date): Promi
     .where('clock_caught_up_to', '>=', clock.frozen_time).count({ sleeping: '*' });
   const invoices = db('sandbox.invoices').whereIn('subscription_id', onClock.clone().select('id'))
     .where({ billing_reason: 'subscription_cycle' }).where('created_at', '>=', since);
-  const [made] = await invoices.clone().select(db.raw('count(*)::int as invoices'), db.raw('count(distinct subscription_id)::int as renewed'));
-  const [{ payments }] = await db('sandbox.payments').whereIn('id', invoices.clone().where({ status: 'PAID' }).select('payment_id'))
-    .where({ status: 'SUCCEEDED' }).count({ payments: '*' });
-  return { sleeping: Number(sleeping), renewed: made.renewed, invoices: made.invoices, payments: Number(payments) };
+  const [made] = await invoices.clone()
+    .select(db.raw('count(*)::int as invoices'), db.raw('count(distinct subscription_id)::int as renewed'), db.raw('max(created_at) as last_at'));
+  const [paid] = await db('sandbox.payments').whereIn('id', invoices.clone().where({ status: 'PAID' }).select('payment_id'))
+    .where({ status: 'SUCCEEDED' }).select(db.raw('count(*)::int as payments'), db.raw('max(updated_at) as last_at'));
+  return {
+    sleeping: Number(sleeping), renewed: made.renewed, invoices: made.invoices, payments: paid.payments,
+    lastInvoiceAt: made.last_at, lastPaymentAt: paid.last_at,
+  };
 }
 
 export type BillingReceiver = Awaited<ReturnType<typeof billingReceiver>>;

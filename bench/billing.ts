@@ -14,7 +14,7 @@ import { rssMb, type Stack } from './stack';
 
 /**
  * 250 by default, not the issue's 10,000: a subscription's create costs about 0.16 s of CPU and its
- * renewal about 0.26 s, so 10,000 take some 45 minutes on two cores (BENCH_SUBSCRIPTIONS=10000 runs them:
+ * renewal about 0.25 s, so 10,000 take some 45 minutes on two cores (BENCH_SUBSCRIPTIONS=10000 runs them:
  * docs/performance.md gives its figures); 250 and one renewal round take some three minutes, and are more
  * than the worker's cache of 100 workflows holds. BENCH_SUBSCRIPTIONS_ASLEEP adds sleepers that are never
  * renewed, for the memory target.
@@ -40,7 +40,7 @@ export type BillingResult = Repeated<BillingRun> & { subscriptions: number; asle
 
 export interface BillingRun extends Record<string, number> {
   renewals_per_s: number; invoices_per_s: number; payments_per_s: number; webhooks_per_s: number;
-  renewal_s: number; webhooks: number; worker_rss_mb: number; worker_rss_peak_mb: number; sleeping_subscriptions: number;
+  renewal_s: number; invoices_s: number; payments_s: number; webhooks: number; worker_rss_mb: number; worker_rss_peak_mb: number; sleeping_subscriptions: number;
 }
 
 /** A sandbox account of the bench's merchant (test clocks live only in sandboxes), paying on the sandbox processor. */
@@ -80,6 +80,14 @@ async function subscribe(http: Api, key: string, priceId: string, clockId: strin
   }
   const seconds = (performance.now() - t0) / 1000;
   log(`bench: billing, ${count} subscriptions in ${round(seconds)} s (${round(count / seconds)}/s at ${CREATE_CONCURRENCY})`);
+}
+
+/**
+ * Seconds from the round's start to the last row of a kind (at least a millisecond): each kind's rate is
+ * over its own span, since a big round makes all its invoices before most of their payments.
+ */
+function secondsUntil(since: Date, last: Date | null): number {
+  return Math.max(1, (last ? new Date(last).getTime() : Date.now()) - since.getTime()) / 1000;
 }
 
 /** CPU ms per subscription, by process (`cpu_ms_<process>_per_<what>`), and their total. */
@@ -148,10 +156,13 @@ async function renewalRound(ctx: {
   const expected = await receiver.expectedSince(stack.db, ctx.accountId, since);
   const webhooksMs = await receiver.until(expected, t0);
   const s = readyMs / 1000;
-  log(`bench: billing, advance answered in ${round(advancedMs / 1000)} s, READY in ${round(s)} s, ${expected} webhooks in ${round(webhooksMs / 1000)} s`);
+  const invoicesS = secondsUntil(since, counts.lastInvoiceAt);
+  const paymentsS = secondsUntil(since, counts.lastPaymentAt);
+  log(`bench: billing, advance answered in ${round(advancedMs / 1000)} s; the last invoice after ${round(invoicesS)} s, the last payment after ${round(paymentsS)} s, READY after ${round(s)} s, ${expected} webhooks in ${round(webhooksMs / 1000)} s`);
   return {
-    renewals_per_s: round(counts.renewed / s), invoices_per_s: round(counts.invoices / s), payments_per_s: round(counts.payments / s),
-    webhooks_per_s: round(expected / (webhooksMs / 1000)), renewal_s: round(s), webhooks: expected, advance_request_s: round(advancedMs / 1000),
+    renewals_per_s: round(counts.renewed / s), invoices_per_s: round(counts.invoices / invoicesS), payments_per_s: round(counts.payments / paymentsS),
+    webhooks_per_s: round(expected / (webhooksMs / 1000)), renewal_s: round(s), invoices_s: round(invoicesS), payments_s: round(paymentsS),
+    webhooks: expected, advance_request_s: round(advancedMs / 1000),
     worker_rss_mb: rss.first, workers_rss_mb: rss.all, worker_rss_peak_mb: peak, workers_rss_peak_mb: peakAll, sleeping_subscriptions: sleeping.sleeping + elsewhere,
     ...perSubscription(cpuUsed, counts.renewed, 'renewal'),
   };
@@ -200,7 +211,7 @@ export function billingRows(billing: BillingResult, target: string): [string, st
   const m = billing.median;
   const runs = (field: keyof BillingRun) => billing.runs.map((r) => r[field]).join(' / ');
   return [
-    ['billing', `${m.renewals_per_s} renewals/s, ${m.payments_per_s} paid/s, ${m.webhooks_per_s} webhooks/s (${billing.subscriptions})`, '', runs('renewals_per_s')],
+    ['billing', `${m.renewals_per_s} renewals/s, ${m.invoices_per_s} invoices/s, ${m.payments_per_s} paid/s, ${m.webhooks_per_s} webhooks/s (${billing.subscriptions})`, '', runs('renewals_per_s')],
     ['billing memory', `worker RSS ${m.worker_rss_mb} MB, ${m.sleeping_subscriptions} asleep; ${m.worker_rss_peak_mb} renewing`, target, runs('worker_rss_mb')],
   ];
 }
